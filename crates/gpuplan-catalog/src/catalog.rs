@@ -1,0 +1,462 @@
+//! The assembled catalog: embedded tables, user overrides, alias resolution,
+//! validation and lookups with suggestions.
+
+use crate::error::{CatalogError, CatalogErrorKind, Result};
+use crate::gpu::{parse_gpus, GpuSpec};
+use crate::mig::{parse_mig_profiles, MigProfile};
+use crate::model::{parse_models, parse_parametric_gpt, ModelArch};
+use crate::offering::{parse_offerings, parse_regions, Offering, Region};
+use crate::table::{DuplicateCheck, Table};
+use std::collections::{BTreeMap, HashMap};
+
+/// The tables of the catalog, by the file name they are read from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum TableKind {
+    /// `gpus.csv`
+    Gpus,
+    /// `gpu_aliases.csv`
+    GpuAliases,
+    /// `mig_profiles.csv`
+    MigProfiles,
+    /// `cloud_offerings.csv`
+    Offerings,
+    /// `regions.csv`
+    Regions,
+    /// `models.csv`
+    Models,
+}
+
+impl TableKind {
+    /// Every table, in load order.
+    pub const ALL: [TableKind; 6] = [
+        TableKind::Gpus,
+        TableKind::GpuAliases,
+        TableKind::MigProfiles,
+        TableKind::Offerings,
+        TableKind::Regions,
+        TableKind::Models,
+    ];
+
+    /// The file name of the table.
+    pub fn file_name(self) -> &'static str {
+        match self {
+            TableKind::Gpus => "gpus.csv",
+            TableKind::GpuAliases => "gpu_aliases.csv",
+            TableKind::MigProfiles => "mig_profiles.csv",
+            TableKind::Offerings => "cloud_offerings.csv",
+            TableKind::Regions => "regions.csv",
+            TableKind::Models => "models.csv",
+        }
+    }
+
+    fn embedded(self) -> &'static str {
+        match self {
+            TableKind::Gpus => include_str!("../../../data/gpus.csv"),
+            TableKind::GpuAliases => include_str!("../../../data/gpu_aliases.csv"),
+            TableKind::MigProfiles => include_str!("../../../data/mig_profiles.csv"),
+            TableKind::Offerings => include_str!("../../../data/cloud_offerings.csv"),
+            TableKind::Regions => include_str!("../../../data/regions.csv"),
+            TableKind::Models => include_str!("../../../data/models.csv"),
+        }
+    }
+}
+
+/// Collects tables (embedded, then user files) before validation.
+#[derive(Debug, Clone, Default)]
+pub struct CatalogBuilder {
+    gpus: Vec<GpuSpec>,
+    aliases: Vec<(String, String, String)>,
+    mig: Vec<MigProfile>,
+    offerings: Vec<Offering>,
+    regions: Vec<Region>,
+    models: Vec<ModelArch>,
+}
+
+impl CatalogBuilder {
+    /// A builder holding the bundled tables.
+    pub fn embedded() -> Result<Self> {
+        let mut b = CatalogBuilder::default();
+        for kind in TableKind::ALL {
+            let name = format!("<bundled>/data/{}", kind.file_name());
+            b.extend(kind, &name, kind.embedded())?;
+        }
+        Ok(b)
+    }
+
+    /// Adds the rows of one table file; a row whose key already exists
+    /// replaces the earlier one (users override bundled rows).
+    pub fn extend(&mut self, kind: TableKind, file: &str, text: &str) -> Result<&mut Self> {
+        match kind {
+            TableKind::Gpus => {
+                for g in parse_gpus(file, text)? {
+                    self.gpus
+                        .retain(|x| !x.name.eq_ignore_ascii_case(&g.name));
+                    self.gpus.push(g);
+                }
+            }
+            TableKind::GpuAliases => {
+                let table = Table::parse(file, text)?;
+                table.require(&["name", "alias"])?;
+                // An alias may repeat for the same GPU, never for two GPUs.
+                let mut seen: HashMap<String, (String, u64)> = HashMap::new();
+                for row in table.rows() {
+                    let alias = row.string("alias")?;
+                    let name = row.string("name")?;
+                    if let Some((other, first_line)) = seen.get(&normalize(&alias)) {
+                        if !other.eq_ignore_ascii_case(&name) {
+                            return Err(row.error(
+                                CatalogError::new(CatalogErrorKind::Duplicate {
+                                    id: alias,
+                                    first_line: *first_line,
+                                })
+                                .field("alias"),
+                            ));
+                        }
+                    }
+                    seen.insert(normalize(&alias), (name.clone(), row.line));
+                    let location = format!("{file}, line {}", row.line);
+                    self.aliases
+                        .retain(|(_, a, _)| normalize(a) != normalize(&alias));
+                    self.aliases.push((name, alias, location));
+                }
+            }
+            TableKind::MigProfiles => {
+                for p in parse_mig_profiles(file, text)? {
+                    self.mig.retain(|x| {
+                        !(x.gpu.eq_ignore_ascii_case(&p.gpu) && x.profile == p.profile)
+                    });
+                    self.mig.push(p);
+                }
+            }
+            TableKind::Offerings => {
+                let new = parse_offerings(file, text)?;
+                self.add_offerings(new);
+            }
+            TableKind::Regions => {
+                for r in parse_regions(file, text)? {
+                    self.regions
+                        .retain(|x| !(x.provider == r.provider && x.region == r.region));
+                    self.regions.push(r);
+                }
+            }
+            TableKind::Models => {
+                for m in parse_models(file, text)? {
+                    self.models.retain(|x| x.id != m.id);
+                    self.models.push(m);
+                }
+            }
+        }
+        Ok(self)
+    }
+
+    /// Adds offerings; rows with the same provider, instance, region and zone replace earlier ones.
+    pub fn add_offerings(&mut self, new: Vec<Offering>) -> &mut Self {
+        let key = |o: &Offering| {
+            format!(
+                "{}/{}/{}/{}",
+                o.provider,
+                o.instance_type,
+                o.region,
+                o.zone.as_deref().unwrap_or("")
+            )
+        };
+        let new_keys: std::collections::HashSet<String> = new.iter().map(key).collect();
+        self.offerings.retain(|o| !new_keys.contains(&key(o)));
+        self.offerings.extend(new);
+        self
+    }
+
+    /// Replaces every offering of `provider` with `new` (a fresher price list).
+    pub fn replace_provider_offerings(&mut self, provider: &str, new: Vec<Offering>) -> &mut Self {
+        let p = provider.to_ascii_lowercase();
+        self.offerings.retain(|o| o.provider != p);
+        self.offerings.extend(new);
+        self
+    }
+
+    /// Validates cross-references and builds the lookup indexes.
+    pub fn build(self) -> Result<Catalog> {
+        let mut gpu_index = HashMap::new();
+        for (i, g) in self.gpus.iter().enumerate() {
+            gpu_index.insert(normalize(&g.name), i);
+        }
+        for (name, alias, location) in &self.aliases {
+            let Some(&i) = gpu_index.get(&normalize(name)) else {
+                let suggestions = suggest(name, self.gpus.iter().map(|g| g.name.as_str()));
+                return Err(CatalogError::unknown("GPU", name, suggestions)
+                    .in_file(location.clone())
+                    .field("name"));
+            };
+            gpu_index.entry(normalize(alias)).or_insert(i);
+        }
+        for p in &self.mig {
+            if !gpu_index.contains_key(&normalize(&p.gpu)) {
+                let suggestions = suggest(&p.gpu, self.gpus.iter().map(|g| g.name.as_str()));
+                return Err(CatalogError::unknown("GPU", &p.gpu, suggestions)
+                    .in_file(TableKind::MigProfiles.file_name())
+                    .field("gpu"));
+            }
+        }
+        let mut offerings = self.offerings;
+        let mut unresolved: BTreeMap<String, usize> = BTreeMap::new();
+        for o in &mut offerings {
+            match gpu_index.get(&normalize(&o.accelerator)) {
+                Some(&i) => o.gpu = Some(self.gpus[i].name.clone()),
+                None => *unresolved.entry(o.accelerator.clone()).or_default() += 1,
+            }
+        }
+        offerings.sort_by(|a, b| {
+            a.list_price()
+                .total_cmp(&b.list_price())
+                .then_with(|| a.provider.cmp(&b.provider))
+                .then_with(|| a.instance_type.cmp(&b.instance_type))
+                .then_with(|| a.region.cmp(&b.region))
+        });
+        let mut model_index = HashMap::new();
+        for (i, m) in self.models.iter().enumerate() {
+            for key in std::iter::once(&m.id)
+                .chain(m.aliases.iter())
+                .chain(m.hf_repo.iter())
+            {
+                model_index.entry(normalize(key)).or_insert(i);
+            }
+        }
+        let mut region_index = HashMap::new();
+        for (i, r) in self.regions.iter().enumerate() {
+            region_index.insert((r.provider.clone(), r.region.clone()), i);
+        }
+        let mut warnings = Vec::new();
+        if !unresolved.is_empty() {
+            let rows: usize = unresolved.values().sum();
+            warnings.push(format!(
+                "{rows} offerings ({} accelerator names) have no GPU spec and are left out of plans: {}",
+                unresolved.len(),
+                unresolved
+                    .iter()
+                    .map(|(k, v)| format!("{k} ({v})"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
+        let unpriced = offerings
+            .iter()
+            .filter(|o| o.price_per_hour.is_none() && o.spot_price_per_hour.is_none())
+            .count();
+        if unpriced > 0 {
+            warnings.push(format!(
+                "{unpriced} offerings list neither an on-demand nor a spot price and are left out of plans"
+            ));
+        }
+        let missing_regions: Vec<String> = offerings
+            .iter()
+            .filter(|o| !region_index.contains_key(&(o.provider.clone(), o.region.clone())))
+            .map(|o| format!("{}/{}", o.provider, o.region))
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        if !missing_regions.is_empty() {
+            warnings.push(format!(
+                "{} regions have no location in regions.csv (residency constraints exclude them): {}",
+                missing_regions.len(),
+                missing_regions.join(", ")
+            ));
+        }
+        Ok(Catalog {
+            gpus: self.gpus,
+            gpu_index,
+            mig: self.mig,
+            offerings,
+            unresolved,
+            regions: self.regions,
+            region_index,
+            models: self.models,
+            model_index,
+            warnings,
+        })
+    }
+}
+
+/// The validated catalog with its lookup indexes.
+#[derive(Debug, Clone)]
+pub struct Catalog {
+    gpus: Vec<GpuSpec>,
+    gpu_index: HashMap<String, usize>,
+    mig: Vec<MigProfile>,
+    offerings: Vec<Offering>,
+    unresolved: BTreeMap<String, usize>,
+    regions: Vec<Region>,
+    region_index: HashMap<(String, String), usize>,
+    models: Vec<ModelArch>,
+    model_index: HashMap<String, usize>,
+    warnings: Vec<String>,
+}
+
+/// Lowercase, with spaces and underscores as dashes: the lookup key of names.
+fn normalize(name: &str) -> String {
+    name.trim()
+        .to_ascii_lowercase()
+        .chars()
+        .map(|c| if c == ' ' || c == '_' { '-' } else { c })
+        .collect()
+}
+
+/// Up to three known names closest to `name`.
+fn suggest<'a>(name: &str, known: impl Iterator<Item = &'a str>) -> Vec<String> {
+    let query = normalize(name);
+    let mut scored: Vec<(f64, &str)> = known
+        .map(|k| {
+            let nk = normalize(k);
+            let mut score = strsim::jaro_winkler(&query, &nk);
+            if !query.is_empty() && (nk.contains(&query) || query.contains(&nk)) {
+                score += 0.2;
+            }
+            (score, k)
+        })
+        .filter(|(s, _)| *s > 0.7)
+        .collect();
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(b.1)));
+    let mut out: Vec<String> = Vec::new();
+    for (_, k) in scored {
+        if !out.iter().any(|o| o == k) {
+            out.push(k.to_string());
+        }
+        if out.len() == 3 {
+            break;
+        }
+    }
+    out
+}
+
+impl Catalog {
+    /// The bundled catalog, validated.
+    pub fn embedded() -> Result<Catalog> {
+        CatalogBuilder::embedded()?.build()
+    }
+
+    /// Every GPU spec.
+    pub fn gpus(&self) -> &[GpuSpec] {
+        &self.gpus
+    }
+
+    /// Every MIG profile.
+    pub fn mig_profiles(&self) -> &[MigProfile] {
+        &self.mig
+    }
+
+    /// Every offering, cheapest first.
+    pub fn offerings(&self) -> &[Offering] {
+        &self.offerings
+    }
+
+    /// Accelerator names in the offerings with no GPU spec, and their row counts.
+    pub fn unresolved_accelerators(&self) -> &BTreeMap<String, usize> {
+        &self.unresolved
+    }
+
+    /// Every region.
+    pub fn regions(&self) -> &[Region] {
+        &self.regions
+    }
+
+    /// Every bundled or user-supplied model.
+    pub fn models(&self) -> &[ModelArch] {
+        &self.models
+    }
+
+    /// Warnings from loading (unresolved accelerators, regions without location).
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
+
+    /// Looks a GPU up by name or any alias, case-insensitively.
+    pub fn gpu(&self, name: &str) -> Result<&GpuSpec> {
+        match self.gpu_index.get(&normalize(name)) {
+            Some(&i) => Ok(&self.gpus[i]),
+            None => {
+                let aliases: Vec<&str> = self
+                    .gpu_index
+                    .keys()
+                    .map(String::as_str)
+                    .chain(self.gpus.iter().map(|g| g.name.as_str()))
+                    .collect();
+                let mut s = suggest(name, aliases.into_iter());
+                // Show canonical names for the suggested aliases.
+                for x in &mut s {
+                    if let Some(&i) = self.gpu_index.get(&normalize(x)) {
+                        *x = self.gpus[i].name.clone();
+                    }
+                }
+                s.dedup();
+                Err(CatalogError::unknown("GPU", name, s))
+            }
+        }
+    }
+
+    /// Looks a model up by id, alias or Hugging Face repo id, case-insensitively;
+    /// also accepts the parametric `gpt-h<hidden>-l<layers>-a<heads>[-v<vocab>][-s<seq>]`.
+    pub fn model(&self, name: &str) -> Result<ModelArch> {
+        if let Some(&i) = self.model_index.get(&normalize(name)) {
+            return Ok(self.models[i].clone());
+        }
+        if let Some(parsed) = parse_parametric_gpt(name) {
+            return parsed.map_err(|msg| {
+                CatalogError::new(CatalogErrorKind::InvalidValue {
+                    value: name.to_string(),
+                    expected: msg,
+                })
+                .field("model")
+            });
+        }
+        let names = self
+            .models
+            .iter()
+            .flat_map(|m| std::iter::once(m.id.as_str()).chain(m.aliases.iter().map(String::as_str)));
+        let mut s = suggest(name, names);
+        for x in &mut s {
+            if let Some(&i) = self.model_index.get(&normalize(x)) {
+                *x = self.models[i].id.clone();
+            }
+        }
+        s.dedup();
+        Err(CatalogError::unknown("model", name, s))
+    }
+
+    /// The location of a provider's region, if known.
+    pub fn region(&self, provider: &str, region: &str) -> Option<&Region> {
+        self.region_index
+            .get(&(provider.to_ascii_lowercase(), region.to_string()))
+            .map(|&i| &self.regions[i])
+    }
+
+    /// The MIG profiles of one GPU.
+    pub fn mig_profiles_of(&self, gpu: &str) -> Vec<&MigProfile> {
+        self.mig
+            .iter()
+            .filter(|p| p.gpu.eq_ignore_ascii_case(gpu))
+            .collect()
+    }
+
+    /// Provider ids present in the offerings, sorted.
+    pub fn providers(&self) -> Vec<String> {
+        let mut p: Vec<String> = self.offerings.iter().map(|o| o.provider.clone()).collect();
+        p.sort();
+        p.dedup();
+        p
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn normalize_folds_case_and_separators() {
+        assert_eq!(normalize(" NVIDIA H100_80GB HBM3 "), "nvidia-h100-80gb-hbm3");
+    }
+
+    #[test]
+    fn suggestions_rank_close_names_first() {
+        let s = suggest("H10", ["H100", "A100", "L4"].into_iter());
+        assert_eq!(s.first().map(String::as_str), Some("H100"));
+    }
+}

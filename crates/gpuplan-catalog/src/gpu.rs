@@ -1,0 +1,284 @@
+//! Accelerator specifications (`data/gpus.csv`) and numeric precisions.
+
+use crate::error::{CatalogError, Result};
+use crate::table::{DuplicateCheck, Table};
+use serde::Serialize;
+use std::fmt;
+use std::str::FromStr;
+
+/// A numeric format for weights, KV cache or compute.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Precision {
+    /// IEEE single precision (4 bytes).
+    Fp32,
+    /// bfloat16 (2 bytes).
+    Bf16,
+    /// IEEE half precision (2 bytes).
+    Fp16,
+    /// FP8 (E4M3) weights and activations (1 byte), as TensorRT-LLM/vLLM `fp8`.
+    Fp8,
+    /// INT8 weights (1 byte); weight-only or W8A8 depending on the GPU.
+    Int8,
+    /// INT4 weight-only with group scales (AWQ/GPTQ style); compute in 16-bit.
+    Int4,
+    /// NVFP4 / MXFP4 4-bit floats with block scales; compute in FP4 where the GPU has it.
+    Fp4,
+}
+
+/// All precisions, in display order.
+pub const ALL_PRECISIONS: [Precision; 7] = [
+    Precision::Fp32,
+    Precision::Bf16,
+    Precision::Fp16,
+    Precision::Fp8,
+    Precision::Int8,
+    Precision::Int4,
+    Precision::Fp4,
+];
+
+impl Precision {
+    /// Bytes per stored element, including block/group scale overhead.
+    ///
+    /// INT4: 0.5 byte + one fp16 scale and one fp16 zero point per group of 128
+    /// weights (AWQ/GPTQ default) = 0.5 + 4/128. FP4 (NVFP4): 0.5 byte + one FP8
+    /// scale per 16 elements = 0.5 + 1/16.
+    pub fn bytes_per_element(self) -> f64 {
+        match self {
+            Precision::Fp32 => 4.0,
+            Precision::Bf16 | Precision::Fp16 => 2.0,
+            Precision::Fp8 | Precision::Int8 => 1.0,
+            Precision::Int4 => 0.5 + 4.0 / 128.0,
+            Precision::Fp4 => 0.5 + 1.0 / 16.0,
+        }
+    }
+
+    /// The lowercase name used in files and flags.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Precision::Fp32 => "fp32",
+            Precision::Bf16 => "bf16",
+            Precision::Fp16 => "fp16",
+            Precision::Fp8 => "fp8",
+            Precision::Int8 => "int8",
+            Precision::Int4 => "int4",
+            Precision::Fp4 => "fp4",
+        }
+    }
+}
+
+impl fmt::Display for Precision {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for Precision {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "fp32" | "float32" => Ok(Precision::Fp32),
+            "bf16" | "bfloat16" => Ok(Precision::Bf16),
+            "fp16" | "float16" | "half" => Ok(Precision::Fp16),
+            "fp8" | "float8" | "fp8-linear (bf16 rest)" | "fp8-linear" => Ok(Precision::Fp8),
+            "int8" | "w8a8" | "w8a16" => Ok(Precision::Int8),
+            "int4" | "w4a16" | "awq" | "gptq" => Ok(Precision::Int4),
+            "fp4" | "nvfp4" | "mxfp4" => Ok(Precision::Fp4),
+            other => Err(format!(
+                "unknown precision `{other}`: expected one of fp32, bf16, fp16, fp8, int8, int4, fp4"
+            )),
+        }
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Precision {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        s.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+/// One accelerator model as its vendor specifies it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct GpuSpec {
+    /// Canonical name, e.g. `H100-SXM-80GB`.
+    pub name: String,
+    /// NVIDIA, AMD, Google, Intel, AWS ...
+    pub vendor: String,
+    /// Architecture family as the vendor names it (Hopper, Ampere, CDNA3 ...).
+    pub architecture: String,
+    /// Advertised memory capacity, GiB.
+    pub memory_gib: f64,
+    /// Peak memory bandwidth, GB/s (10^9 bytes per second).
+    pub memory_bandwidth_gbps: f64,
+    /// Vector FP32, TFLOP/s.
+    pub fp32_tflops: Option<f64>,
+    /// Dense TF32 tensor, TFLOP/s.
+    pub tf32_tflops: Option<f64>,
+    /// Dense BF16 tensor, TFLOP/s.
+    pub bf16_tflops: Option<f64>,
+    /// Dense FP16 tensor, TFLOP/s.
+    pub fp16_tflops: Option<f64>,
+    /// Dense FP8 tensor, TFLOP/s.
+    pub fp8_tflops: Option<f64>,
+    /// Dense INT8 tensor, TOP/s.
+    pub int8_tops: Option<f64>,
+    /// Dense FP4 tensor, TFLOP/s.
+    pub fp4_tflops: Option<f64>,
+    /// Total bidirectional scale-up bandwidth per GPU (NVLink, Infinity Fabric, ICI), GB/s; 0 = PCIe only.
+    pub nvlink_gbps: f64,
+    /// PCIe generation of the host link.
+    pub pcie_gen: Option<u32>,
+    /// SXM, PCIe, OAM, Superchip, TPU ...
+    pub form_factor: String,
+    /// Board power, W.
+    pub tdp_w: Option<f64>,
+    /// Maximum MIG instances (0 = no MIG).
+    pub mig_max_instances: u32,
+    /// Year of release.
+    pub release_year: Option<u32>,
+    /// Where the figures come from.
+    pub source: String,
+}
+
+impl GpuSpec {
+    /// Dense 16-bit tensor throughput (BF16, else FP16), TFLOP/s.
+    pub fn half_tflops(&self) -> Option<f64> {
+        self.bf16_tflops.or(self.fp16_tflops)
+    }
+
+    /// Peak dense tensor throughput at which a GEMM with this weight precision
+    /// runs, TFLOP/s, and the precision it actually computes in.
+    ///
+    /// FP8 and FP4 compute natively where the GPU has those units; otherwise
+    /// (and for INT4 weight-only) the weights are dequantised and the GEMM
+    /// runs in 16-bit. INT8 uses the INT8 tensor rate where it exists.
+    pub fn compute_tflops(&self, precision: Precision) -> Option<(f64, Precision)> {
+        let half = self.half_tflops();
+        match precision {
+            Precision::Fp32 => self.tf32_tflops.or(self.fp32_tflops).map(|t| (t, precision)),
+            Precision::Bf16 | Precision::Fp16 => half.map(|t| (t, precision)),
+            Precision::Fp8 => self
+                .fp8_tflops
+                .map(|t| (t, Precision::Fp8))
+                .or(half.map(|t| (t, Precision::Bf16))),
+            Precision::Int8 => self
+                .int8_tops
+                .map(|t| (t, Precision::Int8))
+                .or(half.map(|t| (t, Precision::Bf16))),
+            Precision::Fp4 => self
+                .fp4_tflops
+                .map(|t| (t, Precision::Fp4))
+                .or(self.fp8_tflops.map(|t| (t, Precision::Fp8)))
+                .or(half.map(|t| (t, Precision::Bf16))),
+            Precision::Int4 => half.map(|t| (t, Precision::Bf16)),
+        }
+    }
+
+    /// Whether the GPU has no fast scale-up link (PCIe only).
+    pub fn pcie_only(&self) -> bool {
+        self.nvlink_gbps <= 0.0
+    }
+
+    /// Host-link bandwidth per direction, GB/s, from the PCIe generation
+    /// (x16: gen3 15.75, gen4 31.5, gen5 63 GB/s).
+    pub fn pcie_gbps_per_direction(&self) -> f64 {
+        match self.pcie_gen.unwrap_or(4) {
+            0..=3 => 15.75,
+            4 => 31.5,
+            _ => 63.0,
+        }
+    }
+}
+
+pub(crate) fn parse_gpus(file: &str, text: &str) -> Result<Vec<GpuSpec>> {
+    let table = Table::parse(file, text)?;
+    table.require(&[
+        "name",
+        "vendor",
+        "architecture",
+        "memory_gib",
+        "memory_bandwidth_gbps",
+        "nvlink_gbps",
+        "source",
+    ])?;
+    let mut dups = DuplicateCheck::new();
+    let mut out = Vec::new();
+    for row in table.rows() {
+        let name = row.string("name")?;
+        dups.check(&row, "name", &name)?;
+        let gpu = GpuSpec {
+            vendor: row.string("vendor")?,
+            architecture: row.string("architecture")?,
+            memory_gib: row.positive_f64("memory_gib")?,
+            memory_bandwidth_gbps: row.positive_f64("memory_bandwidth_gbps")?,
+            fp32_tflops: positive_opt(&row, "fp32_tflops")?,
+            tf32_tflops: positive_opt(&row, "tf32_tflops")?,
+            bf16_tflops: positive_opt(&row, "bf16_tflops")?,
+            fp16_tflops: positive_opt(&row, "fp16_tflops")?,
+            fp8_tflops: positive_opt(&row, "fp8_tflops")?,
+            int8_tops: positive_opt(&row, "int8_tops")?,
+            fp4_tflops: positive_opt(&row, "fp4_tflops")?,
+            nvlink_gbps: row.opt_f64("nvlink_gbps", 0.0)?.unwrap_or(0.0),
+            pcie_gen: row.opt_u64("pcie_gen")?.map(|g| g as u32),
+            form_factor: row.opt_string("form_factor").unwrap_or_default(),
+            tdp_w: row.opt_f64("tdp_w", 0.0)?,
+            mig_max_instances: row.opt_u64("mig_max_instances")?.unwrap_or(0) as u32,
+            release_year: row.opt_u64("release_year")?.map(|y| y as u32),
+            source: row.string("source")?,
+            name,
+        };
+        out.push(gpu);
+    }
+    Ok(out)
+}
+
+fn positive_opt(row: &crate::table::Row<'_>, column: &str) -> Result<Option<f64>> {
+    match row.opt_f64(column, 0.0)? {
+        Some(v) if v <= 0.0 => Err(row.error(CatalogError::invalid(
+            column,
+            v.to_string(),
+            "a number > 0, or an empty cell when unknown",
+        ))),
+        other => Ok(other),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn int4_bytes_include_group_scales() {
+        // 0.5 byte per weight + (2-byte scale + 2-byte zero) / 128 weights
+        assert!((Precision::Int4.bytes_per_element() - 0.53125).abs() < 1e-12);
+        assert!((Precision::Fp4.bytes_per_element() - 0.5625).abs() < 1e-12);
+    }
+
+    #[test]
+    fn precision_parses_aliases() {
+        assert_eq!("BF16".parse::<Precision>(), Ok(Precision::Bf16));
+        assert_eq!("awq".parse::<Precision>(), Ok(Precision::Int4));
+        assert!("fp7".parse::<Precision>().is_err());
+    }
+
+    #[test]
+    fn rejects_zero_memory_with_location() {
+        let csv = "name,vendor,architecture,memory_gib,memory_bandwidth_gbps,bf16_tflops,nvlink_gbps,source\n\
+                   X,NVIDIA,Hopper,0,100,10,0,test\n";
+        let err = parse_gpus("gpus.csv", csv).unwrap_err().to_string();
+        assert!(err.contains("gpus.csv"), "{err}");
+        assert!(err.contains("line 2"), "{err}");
+        assert!(err.contains("memory_gib"), "{err}");
+    }
+
+    #[test]
+    fn rejects_duplicate_names() {
+        let csv = "name,vendor,architecture,memory_gib,memory_bandwidth_gbps,bf16_tflops,nvlink_gbps,source\n\
+                   X,NVIDIA,Hopper,80,100,10,0,test\nx,NVIDIA,Hopper,80,100,10,0,test\n";
+        let err = parse_gpus("gpus.csv", csv).unwrap_err().to_string();
+        assert!(err.contains("duplicate id `x`"), "{err}");
+        assert!(err.contains("line 3"), "{err}");
+        assert!(err.contains("first defined on line 2"), "{err}");
+    }
+}

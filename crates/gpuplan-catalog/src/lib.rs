@@ -1,0 +1,32 @@
+//! The catalog of gpuplan: accelerator specs, MIG profiles, cloud offerings,
+//! regions and model architectures, embedded in the binary and overridable
+//! by user files. Parsing and validation only; reading files is the caller's job.
+//!
+//! ```
+//! use gpuplan_catalog::Catalog;
+//! let catalog = Catalog::embedded().unwrap();
+//! let h100 = catalog.gpu("h100").unwrap();
+//! assert_eq!(h100.name, "H100-SXM-80GB");
+//! let model = catalog.model("meta-llama/Llama-3.1-70B").unwrap();
+//! assert_eq!(model.id, "llama-3.1-70b");
+//! ```
+
+mod catalog;
+mod error;
+mod gpu;
+mod hf;
+mod mig;
+mod model;
+mod offering;
+mod table;
+
+pub use catalog::{Catalog, CatalogBuilder, TableKind};
+pub use error::{CatalogError, CatalogErrorKind, Result};
+pub use gpu::{GpuSpec, Precision, ALL_PRECISIONS};
+pub use hf::{import_hf_config, SUPPORTED_MODEL_TYPES};
+pub use mig::MigProfile;
+pub use model::{
+    check_model, parse_parametric_gpt, ArchRules, EncoderSpec, MlaSpec, MlpType, ModelArch,
+    MoeSpec, ParamBreakdown,
+};
+pub use offering::{find_date, import_skypilot_vms, Offering, Region, ScaleUp};

@@ -1,0 +1,69 @@
+//! MIG profiles (`data/mig_profiles.csv`).
+
+use crate::error::{CatalogError, Result};
+use crate::table::{DuplicateCheck, Table};
+use serde::Serialize;
+
+/// One MIG GPU-instance profile of one GPU model.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MigProfile {
+    /// Canonical GPU name.
+    pub gpu: String,
+    /// Profile name as nvidia-smi shows it (`1g.10gb`, `3g.40gb` ...).
+    pub profile: String,
+    /// Compute (GPC) slices.
+    pub compute_slices: u32,
+    /// Memory slices.
+    pub memory_slices: u32,
+    /// Usable memory, GiB, as `nvidia-smi mig -lgip` reports (None = not captured).
+    pub memory_gib: Option<f64>,
+    /// Most instances of this profile on one GPU.
+    pub max_instances: u32,
+    /// Valid start slices on the memory-slice axis.
+    pub valid_start_slices: Vec<u32>,
+    /// Where the figures come from.
+    pub source: String,
+}
+
+pub(crate) fn parse_mig_profiles(file: &str, text: &str) -> Result<Vec<MigProfile>> {
+    let table = Table::parse(file, text)?;
+    table.require(&[
+        "gpu",
+        "profile",
+        "compute_slices",
+        "memory_slices",
+        "max_instances",
+    ])?;
+    let mut dups = DuplicateCheck::new();
+    let mut out = Vec::new();
+    for row in table.rows() {
+        let gpu = row.string("gpu")?;
+        let profile = row.string("profile")?;
+        dups.check(&row, "profile", &format!("{gpu}/{profile}"))?;
+        let mut starts = Vec::new();
+        for part in row.text("valid_start_slices").split(';') {
+            let part = part.trim();
+            if part.is_empty() {
+                continue;
+            }
+            starts.push(part.parse::<u32>().map_err(|_| {
+                row.error(CatalogError::invalid(
+                    "valid_start_slices",
+                    part,
+                    "whole numbers separated by `;`",
+                ))
+            })?);
+        }
+        out.push(MigProfile {
+            compute_slices: row.positive_u64("compute_slices")? as u32,
+            memory_slices: row.positive_u64("memory_slices")? as u32,
+            memory_gib: row.opt_f64("memory_gib", 0.0)?.filter(|m| *m > 0.0),
+            max_instances: row.positive_u64("max_instances")? as u32,
+            valid_start_slices: starts,
+            source: row.text("source").to_string(),
+            gpu,
+            profile,
+        });
+    }
+    Ok(out)
+}

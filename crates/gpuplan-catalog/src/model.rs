@@ -1,0 +1,733 @@
+//! Model architectures (`data/models.csv`), parameter counting, the parametric
+//! GPT id and the per-family structural rules.
+
+use crate::error::{CatalogError, Result};
+use crate::table::{DuplicateCheck, Table};
+use serde::Serialize;
+
+/// Feed-forward block type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MlpType {
+    /// Gated SiLU: gate, up, down (3 matrices).
+    Swiglu,
+    /// Gated GELU: gate, up, down (3 matrices).
+    Geglu,
+    /// Plain GELU: up, down (2 matrices).
+    Gelu,
+}
+
+impl MlpType {
+    /// Weight matrices per FFN (3 for gated, 2 for plain).
+    pub fn matrices(self) -> u64 {
+        match self {
+            MlpType::Swiglu | MlpType::Geglu => 3,
+            MlpType::Gelu => 2,
+        }
+    }
+}
+
+/// Mixture-of-experts shape.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MoeSpec {
+    /// Routed experts per MoE layer.
+    pub num_experts: u64,
+    /// Routed experts each token uses (top-k).
+    pub experts_per_token: u64,
+    /// Always-active shared experts per MoE layer.
+    pub num_shared_experts: u64,
+    /// FFN width of one expert.
+    pub expert_intermediate_size: u64,
+    /// Leading layers that use a dense FFN instead (DeepSeek-V3: 3).
+    pub first_dense_layers: u64,
+}
+
+/// Multi-head latent attention shape (DeepSeek-V2/V3).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MlaSpec {
+    /// Query low-rank width (0 = no query compression).
+    pub q_lora_rank: u64,
+    /// Compressed KV width, cached per token per layer.
+    pub kv_lora_rank: u64,
+    /// Decoupled RoPE key width, cached per token per layer.
+    pub qk_rope_head_dim: u64,
+    /// Non-RoPE part of the q/k head.
+    pub qk_nope_head_dim: u64,
+    /// Value head width.
+    pub v_head_dim: u64,
+}
+
+/// Encoder stack of an encoder-decoder model (Whisper).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct EncoderSpec {
+    /// Encoder layers.
+    pub layers: u64,
+    /// Encoder positions (audio frames after the conv stem).
+    pub positions: u64,
+    /// Input mel bins of the conv stem.
+    pub num_mel_bins: u64,
+}
+
+/// A transformer's architecture parameters.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ModelArch {
+    /// Short lowercase id, e.g. `llama-3.1-70b`.
+    pub id: String,
+    /// Hugging Face repo id, if any.
+    pub hf_repo: Option<String>,
+    /// Other names accepted on lookup.
+    pub aliases: Vec<String>,
+    /// HF architecture class (`LlamaForCausalLM` ...), decides the structural rules.
+    pub architecture: String,
+    /// Decoder layers.
+    pub num_layers: u64,
+    /// Model (residual) width.
+    pub hidden_size: u64,
+    /// Query heads.
+    pub num_attention_heads: u64,
+    /// Key/value heads (GQA); equals heads for MHA.
+    pub num_kv_heads: u64,
+    /// Width of one attention head (q/k).
+    pub head_dim: u64,
+    /// Dense FFN width.
+    pub intermediate_size: u64,
+    /// Vocabulary size (as padded in the checkpoint).
+    pub vocab_size: u64,
+    /// Whether the LM head shares the embedding matrix.
+    pub tie_word_embeddings: bool,
+    /// Maximum context length.
+    pub max_position_embeddings: u64,
+    /// FFN type.
+    pub mlp_type: MlpType,
+    /// MoE shape, if the model is a mixture of experts.
+    pub moe: Option<MoeSpec>,
+    /// MLA shape, if the model uses multi-head latent attention.
+    pub mla: Option<MlaSpec>,
+    /// Sliding attention window, if any.
+    pub sliding_window: Option<u64>,
+    /// Encoder stack, for encoder-decoder models.
+    pub encoder: Option<EncoderSpec>,
+    /// Parameter count as the source states it, billions (may be a rounded name).
+    pub official_params_b: Option<f64>,
+    /// Exact parameter count (safetensors total or the audited computed count).
+    pub exact_params: Option<u64>,
+    /// Where the shape comes from.
+    pub source: String,
+}
+
+/// Per-family structural details that the shape fields do not carry.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ArchRules {
+    /// LayerNorm (weight + bias) instead of RMSNorm (weight only).
+    pub layer_norm: bool,
+    /// Norms per decoder layer (2 usually, 4 for Gemma 2).
+    pub norms_per_layer: u64,
+    /// Bias on q/k/v projections.
+    pub qkv_bias: bool,
+    /// Bias on the attention output projection.
+    pub o_bias: bool,
+    /// Biases on the FFN matrices.
+    pub mlp_bias: bool,
+    /// Per-head RMSNorm on q and k (Qwen3).
+    pub qk_norm: bool,
+    /// Attention and FFN read the same residual (Falcon, GPT-J).
+    pub parallel_block: bool,
+    /// Learned absolute positions stored as a table of this many rows.
+    pub learned_positions: u64,
+    /// One learned sink logit per head (gpt-oss).
+    pub attention_sinks: bool,
+    /// Router has a bias (gpt-oss) or score-correction bias (DeepSeek-V3).
+    pub router_bias: bool,
+}
+
+impl ModelArch {
+    /// Structural rules of this model's family, from its architecture class.
+    pub fn rules(&self) -> ArchRules {
+        let base = ArchRules {
+            layer_norm: false,
+            norms_per_layer: 2,
+            qkv_bias: false,
+            o_bias: false,
+            mlp_bias: false,
+            qk_norm: false,
+            parallel_block: false,
+            learned_positions: 0,
+            attention_sinks: false,
+            router_bias: false,
+        };
+        let a = self.architecture.as_str();
+        if a.starts_with("Qwen2") {
+            ArchRules {
+                qkv_bias: true,
+                ..base
+            }
+        } else if a.starts_with("Qwen3") {
+            ArchRules {
+                qk_norm: true,
+                ..base
+            }
+        } else if a.starts_with("Gemma2") || a.starts_with("Gemma3") {
+            ArchRules {
+                norms_per_layer: 4,
+                ..base
+            }
+        } else if a.starts_with("Falcon") {
+            ArchRules {
+                layer_norm: true,
+                parallel_block: true,
+                ..base
+            }
+        } else if a.starts_with("Starcoder2") {
+            ArchRules {
+                layer_norm: true,
+                qkv_bias: true,
+                o_bias: true,
+                mlp_bias: true,
+                ..base
+            }
+        } else if a.starts_with("GptOss") {
+            ArchRules {
+                qkv_bias: true,
+                o_bias: true,
+                mlp_bias: true,
+                attention_sinks: true,
+                router_bias: true,
+                ..base
+            }
+        } else if a.starts_with("Deepseek") {
+            ArchRules {
+                router_bias: true,
+                ..base
+            }
+        } else if a.starts_with("GPT") || a.starts_with("Whisper") {
+            // GPT-2/GPT-3/Megatron GPT and Whisper: LayerNorm with bias, biased
+            // linears, learned positions.
+            ArchRules {
+                layer_norm: true,
+                qkv_bias: true,
+                o_bias: true,
+                mlp_bias: true,
+                learned_positions: self.max_position_embeddings,
+                ..base
+            }
+        } else {
+            base
+        }
+    }
+
+    /// Whether this is a mixture-of-experts model.
+    pub fn is_moe(&self) -> bool {
+        self.moe.is_some()
+    }
+
+    /// Number of decoder layers whose FFN is a MoE block.
+    pub fn moe_layers(&self) -> u64 {
+        match &self.moe {
+            Some(m) => self.num_layers.saturating_sub(m.first_dense_layers),
+            None => 0,
+        }
+    }
+
+    /// Parameter counts by component.
+    pub fn params(&self) -> ParamBreakdown {
+        count_params(self)
+    }
+
+    /// KV-cache elements stored per token per layer (K and V together).
+    ///
+    /// Standard/GQA attention: 2 · kv_heads · head_dim. MLA caches the
+    /// compressed latent plus the decoupled RoPE key: kv_lora_rank + rope dim
+    /// (DeepSeek-V2 paper, section 2.1.2).
+    pub fn kv_elements_per_token_per_layer(&self) -> u64 {
+        match &self.mla {
+            Some(m) => m.kv_lora_rank + m.qk_rope_head_dim,
+            None => 2 * self.num_kv_heads * self.head_dim,
+        }
+    }
+}
+
+/// Parameter counts of a model by component.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
+pub struct ParamBreakdown {
+    /// Token embedding table.
+    pub embedding: u64,
+    /// Output projection (0 when tied to the embedding).
+    pub lm_head: u64,
+    /// Learned position tables.
+    pub positions: u64,
+    /// Attention weights and biases, all decoder layers.
+    pub attention: u64,
+    /// Dense FFN weights and biases, all layers that have one.
+    pub dense_mlp: u64,
+    /// Routed expert weights, all layers.
+    pub routed_experts: u64,
+    /// Routed expert weights a single token uses (top-k), all layers.
+    pub routed_experts_active: u64,
+    /// Shared expert weights, all layers.
+    pub shared_experts: u64,
+    /// Router weights (and biases).
+    pub router: u64,
+    /// Norm weights and biases, sinks.
+    pub norms: u64,
+    /// Encoder stack (encoder-decoder models), incl. its conv stem and positions.
+    pub encoder: u64,
+}
+
+impl ParamBreakdown {
+    /// Every stored parameter.
+    pub fn total(&self) -> u64 {
+        self.embedding
+            + self.lm_head
+            + self.positions
+            + self.attention
+            + self.dense_mlp
+            + self.routed_experts
+            + self.shared_experts
+            + self.router
+            + self.norms
+            + self.encoder
+    }
+
+    /// Parameters one token touches in a forward pass (top-k experts only).
+    pub fn active(&self) -> u64 {
+        self.total() - self.routed_experts + self.routed_experts_active
+    }
+
+    /// Parameters in matrix multiplies per generated token (the `N` of 2·N
+    /// FLOPs per token): active weights less the embedding lookup and
+    /// position tables; the LM head counts (tied or not).
+    pub fn active_matmul(&self, vocab_times_hidden: u64) -> u64 {
+        self.attention
+            + self.dense_mlp
+            + self.routed_experts_active
+            + self.shared_experts
+            + self.router
+            + vocab_times_hidden
+    }
+
+    /// Parameters of the decoder layers (everything but embeddings, head,
+    /// positions, final norm and the encoder).
+    pub fn layers(&self) -> u64 {
+        self.attention
+            + self.dense_mlp
+            + self.routed_experts
+            + self.shared_experts
+            + self.router
+            + self.norms
+    }
+}
+
+/// Counts parameters from the shape fields and the family rules.
+fn count_params(m: &ModelArch) -> ParamBreakdown {
+    let r = m.rules();
+    let h = m.hidden_size;
+    let layers = m.num_layers;
+    let q_width = m.num_attention_heads * m.head_dim;
+    let kv_width = m.num_kv_heads * m.head_dim;
+    let norm_size = if r.layer_norm { 2 * h } else { h };
+
+    // Attention per layer.
+    let attn_per_layer = match &m.mla {
+        Some(a) => {
+            // MLA (DeepSeek-V3): q_a (h→q_lora) + q_a_norm + q_b (q_lora→heads·(nope+rope));
+            // kv_a (h→kv_lora+rope) + kv_a_norm + kv_b (kv_lora→heads·(nope+v)); o (heads·v→h).
+            let qk = a.qk_nope_head_dim + a.qk_rope_head_dim;
+            let q = if a.q_lora_rank > 0 {
+                h * a.q_lora_rank + a.q_lora_rank + a.q_lora_rank * m.num_attention_heads * qk
+            } else {
+                h * m.num_attention_heads * qk
+            };
+            let kv = h * (a.kv_lora_rank + a.qk_rope_head_dim)
+                + a.kv_lora_rank
+                + a.kv_lora_rank * m.num_attention_heads * (a.qk_nope_head_dim + a.v_head_dim);
+            let o = m.num_attention_heads * a.v_head_dim * h;
+            q + kv + o
+        }
+        None => {
+            // q, k, v, o projections: h·q + 2·h·kv + q·h.
+            let mut p = h * q_width + 2 * h * kv_width + q_width * h;
+            if r.qkv_bias {
+                p += q_width + 2 * kv_width;
+            }
+            if r.o_bias {
+                p += h;
+            }
+            if r.qk_norm {
+                p += 2 * m.head_dim;
+            }
+            if r.attention_sinks {
+                p += m.num_attention_heads;
+            }
+            p
+        }
+    };
+    // Whisper's k_proj has no bias.
+    let whisper = m.architecture.starts_with("Whisper");
+    let attn_per_layer = if whisper {
+        attn_per_layer - kv_width
+    } else {
+        attn_per_layer
+    };
+
+    // One FFN of width `w`: gated = 3·h·w, plain = 2·h·w, plus biases.
+    let ffn = |w: u64| -> u64 {
+        let mut p = m.mlp_type.matrices() * h * w;
+        if r.mlp_bias {
+            p += (m.mlp_type.matrices() - 1) * w + h;
+        }
+        p
+    };
+
+    let mut out = ParamBreakdown {
+        embedding: m.vocab_size * h,
+        lm_head: if m.tie_word_embeddings {
+            0
+        } else {
+            m.vocab_size * h
+        },
+        positions: r.learned_positions * h,
+        attention: attn_per_layer * layers,
+        ..ParamBreakdown::default()
+    };
+
+    let dense_layers = layers - m.moe_layers();
+    out.dense_mlp = ffn(m.intermediate_size) * dense_layers;
+    if let Some(moe) = &m.moe {
+        let moe_layers = m.moe_layers();
+        let expert = ffn(moe.expert_intermediate_size);
+        out.routed_experts = expert * moe.num_experts * moe_layers;
+        out.routed_experts_active = expert * moe.experts_per_token * moe_layers;
+        out.shared_experts = expert * moe.num_shared_experts * moe_layers;
+        let router_bias = if r.router_bias { moe.num_experts } else { 0 };
+        out.router = (h * moe.num_experts + router_bias) * moe_layers;
+    }
+
+    // Norms: per layer, plus the final norm; MLA adds its two latent norms
+    // (counted in attention above).
+    let norms_per_layer = if r.parallel_block {
+        2
+    } else {
+        r.norms_per_layer
+    };
+    let cross_attention_norm = if whisper { norm_size } else { 0 };
+    out.norms = (norms_per_layer * norm_size + cross_attention_norm) * layers + norm_size;
+
+    if whisper {
+        // Decoder cross-attention (same shape as self-attention) lives in the layers.
+        out.attention += attn_per_layer * layers;
+        if let Some(enc) = &m.encoder {
+            // Conv stem: conv1 (mel→h, k=3) and conv2 (h→h, k=3) with biases;
+            // sinusoidal positions stored as a table; layers with self-attention
+            // and FFN; 2 LayerNorms per layer; a final LayerNorm.
+            let conv = enc.num_mel_bins * h * 3 + h + h * h * 3 + h;
+            let enc_layer = attn_per_layer + ffn(m.intermediate_size) + 2 * norm_size;
+            out.encoder = conv + enc.positions * h + enc_layer * enc.layers + norm_size;
+        }
+    }
+    out
+}
+
+/// Parses the parametric GPT id `gpt-h<hidden>-l<layers>-a<heads>[-v<vocab>][-s<seq>]`
+/// (standard MHA, FFN 4·hidden, GELU, learned positions, tied embeddings, as
+/// Megatron-LM's GPT). Defaults: vocab 51200 (GPT-2 BPE padded as Megatron
+/// does), sequence 2048.
+pub fn parse_parametric_gpt(id: &str) -> Option<std::result::Result<ModelArch, String>> {
+    let lower = id.trim().to_ascii_lowercase();
+    let rest = lower.strip_prefix("gpt-h")?;
+    let mut hidden = None;
+    let mut layers = None;
+    let mut heads = None;
+    let mut vocab = 51200u64;
+    let mut seq = 2048u64;
+    for (i, part) in std::iter::once(format!("h{rest}"))
+        .flat_map(|s| s.split('-').map(str::to_string).collect::<Vec<_>>())
+        .enumerate()
+    {
+        let (key, value) = part.split_at(1.min(part.len()));
+        let Ok(v) = value.parse::<u64>() else {
+            return Some(Err(format!(
+                "parametric model id `{id}`: part {} `{part}` is not a letter followed by a number",
+                i + 1
+            )));
+        };
+        if v == 0 {
+            return Some(Err(format!("parametric model id `{id}`: `{part}` must be > 0")));
+        }
+        match key {
+            "h" => hidden = Some(v),
+            "l" => layers = Some(v),
+            "a" => heads = Some(v),
+            "v" => vocab = v,
+            "s" => seq = v,
+            _ => {
+                return Some(Err(format!(
+                    "parametric model id `{id}`: unknown part `{part}`; expected gpt-h<hidden>-l<layers>-a<heads>[-v<vocab>][-s<seq>]"
+                )))
+            }
+        }
+    }
+    let (Some(hidden), Some(layers), Some(heads)) = (hidden, layers, heads) else {
+        return Some(Err(format!(
+            "parametric model id `{id}`: expected gpt-h<hidden>-l<layers>-a<heads>[-v<vocab>][-s<seq>]"
+        )));
+    };
+    if hidden % heads != 0 {
+        return Some(Err(format!(
+            "parametric model id `{id}`: hidden {hidden} is not divisible by heads {heads}"
+        )));
+    }
+    Some(Ok(ModelArch {
+        id: lower.clone(),
+        hf_repo: None,
+        aliases: vec![],
+        architecture: "GPT (Megatron-LM)".to_string(),
+        num_layers: layers,
+        hidden_size: hidden,
+        num_attention_heads: heads,
+        num_kv_heads: heads,
+        head_dim: hidden / heads,
+        intermediate_size: 4 * hidden,
+        vocab_size: vocab,
+        tie_word_embeddings: true,
+        max_position_embeddings: seq,
+        mlp_type: MlpType::Gelu,
+        moe: None,
+        mla: None,
+        sliding_window: None,
+        encoder: None,
+        official_params_b: None,
+        exact_params: None,
+        source: "parametric GPT id (Megatron-LM GPT: MHA, FFN 4h, GELU, learned positions, tied embeddings)".to_string(),
+    }))
+}
+
+/// Checks the consistency of a model's shape; returns what is wrong.
+pub fn check_model(m: &ModelArch) -> std::result::Result<(), (String, String)> {
+    let positive = [
+        ("num_layers", m.num_layers),
+        ("hidden_size", m.hidden_size),
+        ("num_attention_heads", m.num_attention_heads),
+        ("num_kv_heads", m.num_kv_heads),
+        ("head_dim", m.head_dim),
+        ("intermediate_size", m.intermediate_size),
+        ("vocab_size", m.vocab_size),
+        ("max_position_embeddings", m.max_position_embeddings),
+    ];
+    for (field, v) in positive {
+        if v == 0 {
+            return Err((field.to_string(), "a whole number >= 1".to_string()));
+        }
+    }
+    if m.mla.is_none() && m.num_attention_heads % m.num_kv_heads != 0 {
+        return Err((
+            "num_kv_heads".to_string(),
+            format!(
+                "a divisor of num_attention_heads ({})",
+                m.num_attention_heads
+            ),
+        ));
+    }
+    if let Some(moe) = &m.moe {
+        if moe.num_experts == 0 || moe.experts_per_token == 0 {
+            return Err((
+                "num_experts".to_string(),
+                "num_experts and experts_per_token >= 1".to_string(),
+            ));
+        }
+        if moe.experts_per_token > moe.num_experts {
+            return Err((
+                "experts_per_token".to_string(),
+                format!("at most num_experts ({})", moe.num_experts),
+            ));
+        }
+        if moe.first_dense_layers > m.num_layers {
+            return Err((
+                "first_dense_layers".to_string(),
+                format!("at most num_layers ({})", m.num_layers),
+            ));
+        }
+    }
+    Ok(())
+}
+
+pub(crate) fn parse_models(file: &str, text: &str) -> Result<Vec<ModelArch>> {
+    let table = Table::parse(file, text)?;
+    table.require(&[
+        "id",
+        "architecture",
+        "num_layers",
+        "hidden_size",
+        "num_attention_heads",
+        "num_kv_heads",
+        "head_dim",
+        "intermediate_size",
+        "vocab_size",
+        "source",
+    ])?;
+    let mut dups = DuplicateCheck::new();
+    let mut out = Vec::new();
+    for row in table.rows() {
+        let id = row.string("id")?.to_ascii_lowercase();
+        dups.check(&row, "id", &id)?;
+        let mlp_type = match row.text("mlp_type").to_ascii_lowercase().as_str() {
+            "" | "swiglu" | "silu" => MlpType::Swiglu,
+            "geglu" => MlpType::Geglu,
+            "gelu" | "relu" => MlpType::Gelu,
+            other => {
+                return Err(row.error(CatalogError::invalid(
+                    "mlp_type",
+                    other,
+                    "swiglu, geglu or gelu",
+                )))
+            }
+        };
+        let moe = match row.opt_u64("num_experts")? {
+            Some(n) if n > 0 => Some(MoeSpec {
+                num_experts: n,
+                experts_per_token: row.positive_u64("experts_per_token")?,
+                num_shared_experts: row.opt_u64("num_shared_experts")?.unwrap_or(0),
+                expert_intermediate_size: row
+                    .opt_u64("moe_intermediate_size")?
+                    .unwrap_or(row.positive_u64("intermediate_size")?),
+                first_dense_layers: row.opt_u64("first_dense_layers")?.unwrap_or(0),
+            }),
+            _ => None,
+        };
+        let mla = match row.opt_u64("kv_lora_rank")? {
+            Some(k) if k > 0 => Some(MlaSpec {
+                q_lora_rank: row.opt_u64("q_lora_rank")?.unwrap_or(0),
+                kv_lora_rank: k,
+                qk_rope_head_dim: row.positive_u64("qk_rope_head_dim")?,
+                qk_nope_head_dim: row.positive_u64("qk_nope_head_dim")?,
+                v_head_dim: row.positive_u64("v_head_dim")?,
+            }),
+            _ => None,
+        };
+        let encoder = match row.opt_u64("encoder_layers")? {
+            Some(l) if l > 0 => Some(EncoderSpec {
+                layers: l,
+                positions: row.positive_u64("encoder_positions")?,
+                num_mel_bins: row.positive_u64("num_mel_bins")?,
+            }),
+            _ => None,
+        };
+        let m = ModelArch {
+            hf_repo: row.opt_string("hf_repo"),
+            aliases: row
+                .text("aliases")
+                .split(';')
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(str::to_string)
+                .collect(),
+            architecture: row.string("architecture")?,
+            num_layers: row.positive_u64("num_layers")?,
+            hidden_size: row.positive_u64("hidden_size")?,
+            num_attention_heads: row.positive_u64("num_attention_heads")?,
+            num_kv_heads: row.positive_u64("num_kv_heads")?,
+            head_dim: row.positive_u64("head_dim")?,
+            intermediate_size: row.positive_u64("intermediate_size")?,
+            vocab_size: row.positive_u64("vocab_size")?,
+            tie_word_embeddings: row.bool_or("tie_word_embeddings", false)?,
+            max_position_embeddings: row.opt_u64("max_position_embeddings")?.unwrap_or(4096),
+            mlp_type,
+            moe,
+            mla,
+            sliding_window: row.opt_u64("sliding_window")?,
+            encoder,
+            official_params_b: row.opt_f64("official_params", 0.0)?,
+            exact_params: row.opt_u64("exact_params")?,
+            source: row.string("source")?,
+            id,
+        };
+        if let Err((field, expected)) = check_model(&m) {
+            let value = row.text(&field).to_string();
+            return Err(row.error(CatalogError::invalid(&field, value, expected)));
+        }
+        out.push(m);
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn llama2_7b() -> ModelArch {
+        ModelArch {
+            id: "t".into(),
+            hf_repo: None,
+            aliases: vec![],
+            architecture: "LlamaForCausalLM".into(),
+            num_layers: 32,
+            hidden_size: 4096,
+            num_attention_heads: 32,
+            num_kv_heads: 32,
+            head_dim: 128,
+            intermediate_size: 11008,
+            vocab_size: 32000,
+            tie_word_embeddings: false,
+            max_position_embeddings: 4096,
+            mlp_type: MlpType::Swiglu,
+            moe: None,
+            mla: None,
+            sliding_window: None,
+            encoder: None,
+            official_params_b: None,
+            exact_params: None,
+            source: String::new(),
+        }
+    }
+
+    #[test]
+    fn llama2_7b_count_by_hand() {
+        // per layer: 4·4096² (attn) + 3·4096·11008 (SwiGLU) + 2·4096 (norms) = 202,383,360
+        // 32 layers = 6,476,267,520; + embed and head 2·32000·4096 = 262,144,000; + final norm 4096
+        assert_eq!(llama2_7b().params().total(), 6_738_415_616);
+    }
+
+    #[test]
+    fn gqa_kv_elements() {
+        let mut m = llama2_7b();
+        m.num_kv_heads = 8;
+        // 2 (K and V) · 8 heads · 128
+        assert_eq!(m.kv_elements_per_token_per_layer(), 2048);
+    }
+
+    #[test]
+    fn parametric_gpt_shape() {
+        let m = parse_parametric_gpt("gpt-h2048-l24-a16-v131072").unwrap().unwrap();
+        assert_eq!(m.hidden_size, 2048);
+        assert_eq!(m.num_layers, 24);
+        assert_eq!(m.head_dim, 128);
+        assert_eq!(m.vocab_size, 131072);
+        assert_eq!(m.intermediate_size, 8192);
+        // per layer: 4h² + 4h (attn) + 8h² + 5h (MLP) + 4h (2 LayerNorms) = 12h² + 13h
+        let h = 2048u64;
+        let expect = 24 * (12 * h * h + 13 * h) + 131072 * h + 2048 * h + 2 * h;
+        assert_eq!(m.params().total(), expect);
+    }
+
+    #[test]
+    fn parametric_gpt_errors() {
+        assert!(parse_parametric_gpt("llama").is_none());
+        assert!(parse_parametric_gpt("gpt-h100-l2-a3").unwrap().is_err());
+        assert!(parse_parametric_gpt("gpt-h128-l2").unwrap().is_err());
+        assert!(parse_parametric_gpt("gpt-h128-lx-a2").unwrap().is_err());
+    }
+
+    #[test]
+    fn megatron_a100_sizes_match_paper() {
+        // Narayanan et al. 2021 Table: 76.1B, 145.6B, 310.1B, 1008.0B parameters.
+        for (id, billions) in [
+            ("gpt-h10240-l60-a80-v51200", 76.1),
+            ("gpt-h12288-l80-a96-v51200", 145.6),
+            ("gpt-h16384-l96-a128-v51200", 310.1),
+            ("gpt-h25600-l128-a160-v51200", 1008.0),
+        ] {
+            let m = parse_parametric_gpt(id).unwrap().unwrap();
+            let got = m.params().total() as f64 / 1e9;
+            assert!((got / billions - 1.0).abs() < 0.005, "{id}: {got} vs {billions}");
+        }
+    }
+}

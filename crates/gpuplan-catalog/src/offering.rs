@@ -1,0 +1,300 @@
+//! Cloud offerings (`data/cloud_offerings.csv`), regions (`data/regions.csv`),
+//! and the importer for SkyPilot's `vms.csv` format.
+
+use crate::error::{CatalogError, Result};
+use crate::table::{DuplicateCheck, Table};
+use serde::Serialize;
+
+/// Scale-up fabric between the accelerators of one instance.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ScaleUp {
+    /// NVIDIA NVLink / NVSwitch.
+    Nvlink,
+    /// AMD Infinity Fabric.
+    InfinityFabric,
+    /// AWS NeuronLink.
+    Neuronlink,
+    /// Google TPU inter-chip interconnect.
+    TpuIci,
+    /// PCIe only.
+    Pcie,
+    /// Not stated by the source.
+    Unknown,
+}
+
+/// One purchasable instance shape in one region.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Offering {
+    /// Provider id (aws, gcp, azure, lambda ...).
+    pub provider: String,
+    /// Instance type as the provider names it.
+    pub instance_type: String,
+    /// Accelerator name as written by the source.
+    pub accelerator: String,
+    /// Canonical GPU name the accelerator resolves to (None = no spec in the catalog).
+    pub gpu: Option<String>,
+    /// Accelerators per instance (may be fractional for GPU slices).
+    pub accelerator_count: f64,
+    /// vCPUs, if known.
+    pub vcpus: Option<f64>,
+    /// Host memory, GiB, if known.
+    pub memory_gib: Option<f64>,
+    /// Region id.
+    pub region: String,
+    /// Zone, if the source gives one.
+    pub zone: Option<String>,
+    /// On-demand list price, USD per instance per hour (None = the source lists only a spot price).
+    pub price_per_hour: Option<f64>,
+    /// Spot price, USD per instance per hour (None = unknown, not zero).
+    pub spot_price_per_hour: Option<f64>,
+    /// Interconnect as written (`nvlink+efa-3200`, `pcie` ...).
+    pub interconnect: String,
+    /// Where and when the price was read.
+    pub source_snapshot: String,
+}
+
+impl Offering {
+    /// The scale-up fabric between the GPUs of the instance.
+    pub fn scale_up(&self) -> ScaleUp {
+        let s = self.interconnect.to_ascii_lowercase();
+        let first = s.split('+').next().unwrap_or("");
+        if first.starts_with("nvlink") {
+            ScaleUp::Nvlink
+        } else if first.starts_with("infinityfabric") {
+            ScaleUp::InfinityFabric
+        } else if first.starts_with("neuronlink") {
+            ScaleUp::Neuronlink
+        } else if first.starts_with("tpu") {
+            ScaleUp::TpuIci
+        } else if first.starts_with("pcie") {
+            ScaleUp::Pcie
+        } else {
+            ScaleUp::Unknown
+        }
+    }
+
+    /// Scale-out network per instance, Gb/s (`efa-3200` → 3200), if stated.
+    pub fn scale_out_gbits(&self) -> Option<f64> {
+        self.interconnect
+            .split('+')
+            .skip(1)
+            .filter_map(|part| part.rsplit('-').next()?.parse::<f64>().ok())
+            .next()
+    }
+
+    /// Whether the instance has a multi-node RDMA fabric (EFA, InfiniBand,
+    /// RoCE, TCPX) fast enough for multi-instance model parallelism.
+    pub fn has_fast_fabric(&self) -> bool {
+        self.scale_out_gbits().is_some_and(|g| g >= 1600.0)
+    }
+
+    /// The on-demand price, else the spot price: the price to sort and show by default.
+    pub fn list_price(&self) -> f64 {
+        self.price_per_hour
+            .or(self.spot_price_per_hour)
+            .unwrap_or(f64::INFINITY)
+    }
+
+    /// The date part of `source_snapshot` (first `YYYY-MM-DD` found), if any.
+    pub fn snapshot_date(&self) -> Option<&str> {
+        find_date(&self.source_snapshot)
+    }
+}
+
+/// The first `YYYY-MM-DD` in `s`.
+pub fn find_date(s: &str) -> Option<&str> {
+    let b = s.as_bytes();
+    (0..b.len().saturating_sub(9)).find_map(|i| {
+        let w = &b[i..i + 10];
+        let ok = w.iter().enumerate().all(|(j, c)| match j {
+            4 | 7 => *c == b'-',
+            _ => c.is_ascii_digit(),
+        });
+        ok.then(|| &s[i..i + 10])
+    })
+}
+
+/// A provider region and where it is.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Region {
+    /// Provider id.
+    pub provider: String,
+    /// Region id as the provider names it.
+    pub region: String,
+    /// ISO 3166 alpha-2 country code ("" when the provider gives none).
+    pub country: String,
+    /// Continent code (EU, NA, AS, ...).
+    pub continent: String,
+    /// In an EU member state.
+    pub eu: bool,
+    /// In an EEA member state.
+    pub eea: bool,
+    /// City or area, for display.
+    pub location: String,
+}
+
+pub(crate) fn parse_offerings(file: &str, text: &str) -> Result<Vec<Offering>> {
+    let table = Table::parse(file, text)?;
+    table.require(&[
+        "provider",
+        "instance_type",
+        "accelerator",
+        "accelerator_count",
+        "region",
+        "price_per_hour",
+    ])?;
+    let mut dups = DuplicateCheck::new();
+    let mut out = Vec::new();
+    for row in table.rows() {
+        let provider = row.string("provider")?.to_ascii_lowercase();
+        let instance_type = row.string("instance_type")?;
+        let region = row.string("region")?;
+        let zone = row.opt_string("zone");
+        let key = format!(
+            "{provider}/{instance_type}/{region}/{}",
+            zone.as_deref().unwrap_or("")
+        );
+        dups.check(&row, "instance_type", &key)?;
+        out.push(Offering {
+            accelerator: row.string("accelerator")?,
+            gpu: None,
+            accelerator_count: row.positive_f64("accelerator_count")?,
+            vcpus: row.opt_f64("vcpus", 0.0)?,
+            memory_gib: row.opt_f64("memory_gib", 0.0)?,
+            zone,
+            price_per_hour: row.opt_f64("price_per_hour", 0.0)?.filter(|p| *p > 0.0),
+            spot_price_per_hour: row.opt_f64("spot_price_per_hour", 0.0)?.filter(|p| *p > 0.0),
+            interconnect: row.opt_string("interconnect").unwrap_or_default(),
+            source_snapshot: row
+                .opt_string("source_snapshot")
+                .unwrap_or_else(|| file.to_string()),
+            provider,
+            instance_type,
+            region,
+        });
+    }
+    Ok(out)
+}
+
+/// Imports SkyPilot's catalog format (`vms.csv`: InstanceType, AcceleratorName,
+/// AcceleratorCount, vCPUs, MemoryGiB, Price, SpotPrice, Region,
+/// AvailabilityZone). Rows without an accelerator (CPU instances) or without
+/// a price are skipped; `provider` names the cloud the file describes.
+pub fn import_skypilot_vms(file: &str, text: &str, provider: &str) -> Result<Vec<Offering>> {
+    let table = Table::parse(file, text)?;
+    table.require(&[
+        "InstanceType",
+        "AcceleratorName",
+        "AcceleratorCount",
+        "Price",
+        "Region",
+    ])?;
+    let snapshot = format!("{file} (SkyPilot vms.csv import)");
+    let mut out = Vec::new();
+    for row in table.rows() {
+        let Some(accelerator) = row.opt_string("AcceleratorName") else {
+            continue;
+        };
+        let Some(price) = row.opt_f64("Price", 0.0)?.filter(|p| *p > 0.0) else {
+            continue;
+        };
+        let count = row.opt_f64("AcceleratorCount", 0.0)?.filter(|c| *c > 0.0);
+        let Some(count) = count else {
+            return Err(row.error(CatalogError::invalid(
+                "AcceleratorCount",
+                row.text("AcceleratorCount"),
+                "a number > 0 when AcceleratorName is set",
+            )));
+        };
+        out.push(Offering {
+            provider: provider.to_ascii_lowercase(),
+            instance_type: row.string("InstanceType")?,
+            accelerator,
+            gpu: None,
+            accelerator_count: count,
+            vcpus: row.opt_f64("vCPUs", 0.0)?,
+            memory_gib: row.opt_f64("MemoryGiB", 0.0)?,
+            region: row.string("Region")?,
+            zone: row.opt_string("AvailabilityZone"),
+            price_per_hour: Some(price),
+            spot_price_per_hour: row.opt_f64("SpotPrice", 0.0)?.filter(|p| *p > 0.0),
+            interconnect: String::new(),
+            source_snapshot: snapshot.clone(),
+        });
+    }
+    Ok(out)
+}
+
+pub(crate) fn parse_regions(file: &str, text: &str) -> Result<Vec<Region>> {
+    let table = Table::parse(file, text)?;
+    table.require(&["provider", "region", "country", "continent"])?;
+    let mut dups = DuplicateCheck::new();
+    let mut out = Vec::new();
+    for row in table.rows() {
+        let provider = row.string("provider")?.to_ascii_lowercase();
+        let region = row.string("region")?;
+        dups.check(&row, "region", &format!("{provider}/{region}"))?;
+        out.push(Region {
+            country: row.text("country").to_ascii_uppercase(),
+            continent: row.text("continent").to_ascii_uppercase(),
+            eu: row.bool_or("eu", false)?,
+            eea: row.bool_or("eea", false)?,
+            location: row.text("location").to_string(),
+            provider,
+            region,
+        });
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn offering(interconnect: &str) -> Offering {
+        Offering {
+            provider: "aws".into(),
+            instance_type: "p5.48xlarge".into(),
+            accelerator: "H100".into(),
+            gpu: None,
+            accelerator_count: 8.0,
+            vcpus: None,
+            memory_gib: None,
+            region: "us-east-1".into(),
+            zone: None,
+            price_per_hour: Some(1.0),
+            spot_price_per_hour: None,
+            interconnect: interconnect.into(),
+            source_snapshot: "aws-od 2026-01-21; spot".into(),
+        }
+    }
+
+    #[test]
+    fn interconnect_parsing() {
+        let o = offering("nvlink+efa-3200");
+        assert_eq!(o.scale_up(), ScaleUp::Nvlink);
+        assert_eq!(o.scale_out_gbits(), Some(3200.0));
+        assert!(o.has_fast_fabric());
+        assert!(!offering("nvlink+efa-400").has_fast_fabric());
+        assert_eq!(offering("pcie").scale_up(), ScaleUp::Pcie);
+        assert_eq!(offering("").scale_up(), ScaleUp::Unknown);
+        assert_eq!(offering("").snapshot_date(), Some("2026-01-21"));
+    }
+
+    #[test]
+    fn skypilot_import_skips_cpu_rows_and_rejects_bad_counts() {
+        let csv = "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,Price,SpotPrice,Region,AvailabilityZone\n\
+                   m5.large,,,2,8,0.096,0.03,us-east-1,us-east-1a\n\
+                   p5.48xlarge,H100,8,192,2048,98.32,30.1,us-east-1,us-east-1a\n";
+        let o = import_skypilot_vms("vms.csv", csv, "AWS").unwrap();
+        assert_eq!(o.len(), 1);
+        assert_eq!(o[0].provider, "aws");
+        assert_eq!(o[0].accelerator_count, 8.0);
+        assert_eq!(o[0].spot_price_per_hour, Some(30.1));
+        let bad = "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,Price,SpotPrice,Region,AvailabilityZone\n\
+                   p5,H100,x,1,1,1,,us-east-1,\n";
+        let err = import_skypilot_vms("vms.csv", bad, "aws").unwrap_err().to_string();
+        assert!(err.contains("AcceleratorCount") && err.contains("line 2"), "{err}");
+    }
+}

@@ -1,0 +1,211 @@
+//! Reading CSV tables with errors that name the file, line and field.
+
+use crate::error::{CatalogError, CatalogErrorKind, Result};
+use std::collections::HashMap;
+
+/// A parsed CSV table: header index plus rows, each with its 1-based line number.
+pub(crate) struct Table {
+    pub file: String,
+    columns: HashMap<String, usize>,
+    rows: Vec<(u64, csv::StringRecord)>,
+}
+
+/// One row of a [`Table`], with typed accessors.
+pub(crate) struct Row<'a> {
+    table: &'a Table,
+    pub line: u64,
+    record: &'a csv::StringRecord,
+}
+
+impl Table {
+    /// Parses `text` (the content of `file`) as CSV with a header row.
+    pub fn parse(file: &str, text: &str) -> Result<Table> {
+        let mut reader = csv::ReaderBuilder::new()
+            .has_headers(true)
+            .flexible(false)
+            .from_reader(text.as_bytes());
+        let headers = reader
+            .headers()
+            .map_err(|e| syntax_error(file, &e))?
+            .clone();
+        let columns = headers
+            .iter()
+            .enumerate()
+            .map(|(i, h)| (h.trim().to_string(), i))
+            .collect();
+        let mut rows = Vec::new();
+        for record in reader.records() {
+            let record = record.map_err(|e| syntax_error(file, &e))?;
+            let line = record.position().map(|p| p.line()).unwrap_or(0);
+            if record.iter().all(|c| c.trim().is_empty()) {
+                continue;
+            }
+            rows.push((line, record));
+        }
+        Ok(Table {
+            file: file.to_string(),
+            columns,
+            rows,
+        })
+    }
+
+    /// Fails unless every named column is present.
+    pub fn require(&self, columns: &[&str]) -> Result<()> {
+        for c in columns {
+            if !self.columns.contains_key(*c) {
+                return Err(CatalogError::new(CatalogErrorKind::MissingColumn)
+                    .in_file(&self.file)
+                    .at_line(1)
+                    .field(*c));
+            }
+        }
+        Ok(())
+    }
+
+
+    /// Iterates over the data rows.
+    pub fn rows(&self) -> impl Iterator<Item = Row<'_>> {
+        self.rows.iter().map(move |(line, record)| Row {
+            table: self,
+            line: *line,
+            record,
+        })
+    }
+}
+
+fn syntax_error(file: &str, e: &csv::Error) -> CatalogError {
+    let line = e.position().map(|p| p.line());
+    let mut err = CatalogError::new(CatalogErrorKind::Syntax(e.to_string())).in_file(file);
+    if let Some(line) = line {
+        err = err.at_line(line);
+    }
+    err
+}
+
+impl Row<'_> {
+    fn locate(&self, err: CatalogError) -> CatalogError {
+        err.in_file(&self.table.file).at_line(self.line)
+    }
+
+    /// The raw trimmed text of a column ("" when the column is absent).
+    pub fn text(&self, column: &str) -> &str {
+        self.table
+            .columns
+            .get(column)
+            .and_then(|&i| self.record.get(i))
+            .map(str::trim)
+            .unwrap_or("")
+    }
+
+    /// A required non-empty string.
+    pub fn string(&self, column: &str) -> Result<String> {
+        let t = self.text(column);
+        if t.is_empty() {
+            return Err(self.locate(CatalogError::invalid(column, "", "a non-empty value")));
+        }
+        Ok(t.to_string())
+    }
+
+    /// An optional string (None when empty).
+    pub fn opt_string(&self, column: &str) -> Option<String> {
+        let t = self.text(column);
+        (!t.is_empty()).then(|| t.to_string())
+    }
+
+    /// An optional finite number that must be `>= min` (None when the cell is empty).
+    pub fn opt_f64(&self, column: &str, min: f64) -> Result<Option<f64>> {
+        let t = self.text(column);
+        if t.is_empty() {
+            return Ok(None);
+        }
+        match t.parse::<f64>() {
+            Ok(v) if v.is_finite() && v >= min => Ok(Some(v)),
+            _ => Err(self.locate(CatalogError::invalid(
+                column,
+                t,
+                format!("a number >= {min}"),
+            ))),
+        }
+    }
+
+    /// A required finite number that must be `> 0`.
+    pub fn positive_f64(&self, column: &str) -> Result<f64> {
+        let t = self.text(column);
+        match t.parse::<f64>() {
+            Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
+            _ => Err(self.locate(CatalogError::invalid(column, t, "a number > 0"))),
+        }
+    }
+
+    /// An optional non-negative integer.
+    pub fn opt_u64(&self, column: &str) -> Result<Option<u64>> {
+        let t = self.text(column);
+        if t.is_empty() {
+            return Ok(None);
+        }
+        t.parse::<u64>().map(Some).map_err(|_| {
+            self.locate(CatalogError::invalid(
+                column,
+                t,
+                "a whole number >= 0",
+            ))
+        })
+    }
+
+    /// A required integer `>= 1`.
+    pub fn positive_u64(&self, column: &str) -> Result<u64> {
+        let t = self.text(column);
+        match t.parse::<u64>() {
+            Ok(v) if v >= 1 => Ok(v),
+            _ => Err(self.locate(CatalogError::invalid(
+                column,
+                t,
+                "a whole number >= 1",
+            ))),
+        }
+    }
+
+    /// A boolean written `true`/`false` (empty = `default`).
+    pub fn bool_or(&self, column: &str, default: bool) -> Result<bool> {
+        match self.text(column).to_ascii_lowercase().as_str() {
+            "" => Ok(default),
+            "true" | "yes" | "1" => Ok(true),
+            "false" | "no" | "0" => Ok(false),
+            other => Err(self.locate(CatalogError::invalid(column, other, "true or false"))),
+        }
+    }
+
+    /// Wraps an error raised while interpreting this row.
+    pub fn error(&self, err: CatalogError) -> CatalogError {
+        self.locate(err)
+    }
+}
+
+/// Rejects duplicate keys, naming both lines.
+pub(crate) struct DuplicateCheck {
+    seen: HashMap<String, u64>,
+}
+
+impl DuplicateCheck {
+    pub fn new() -> Self {
+        DuplicateCheck {
+            seen: HashMap::new(),
+        }
+    }
+
+    /// Records `key` (compared case-insensitively) seen on `row`.
+    pub fn check(&mut self, row: &Row<'_>, field: &str, key: &str) -> Result<()> {
+        let norm = key.to_ascii_lowercase();
+        if let Some(&first_line) = self.seen.get(&norm) {
+            return Err(row.error(
+                CatalogError::new(CatalogErrorKind::Duplicate {
+                    id: key.to_string(),
+                    first_line,
+                })
+                .field(field),
+            ));
+        }
+        self.seen.insert(norm, row.line);
+        Ok(())
+    }
+}
