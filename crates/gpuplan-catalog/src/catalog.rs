@@ -6,7 +6,7 @@ use crate::gpu::{parse_gpus, GpuSpec};
 use crate::mig::{parse_mig_profiles, MigProfile};
 use crate::model::{parse_models, parse_parametric_gpt, ModelArch};
 use crate::offering::{parse_offerings, parse_regions, Offering, Region};
-use crate::table::{DuplicateCheck, Table};
+use crate::table::Table;
 use std::collections::{BTreeMap, HashMap};
 
 /// The tables of the catalog, by the file name they are read from.

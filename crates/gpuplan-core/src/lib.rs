@@ -1,1 +1,39 @@
-pub fn x(){}
+//! The models of gpuplan: memory, performance and cost, and the deployment
+//! search. Pure functions of their inputs: no I/O, no global state.
+//!
+//! ```
+//! use gpuplan_catalog::{Catalog, Precision};
+//! use gpuplan_core::{inference_memory, EngineLimits, InferenceMemoryInput, Layout};
+//! let catalog = Catalog::embedded().unwrap();
+//! let model = catalog.model("llama-3.1-70b").unwrap();
+//! let gpu = catalog.gpu("H100").unwrap();
+//! let mem = inference_memory(&InferenceMemoryInput {
+//!     model: &model,
+//!     gpu,
+//!     layout: Layout { tp: 2, pp: 1 },
+//!     precision: Precision::Bf16,
+//!     kv_precision: Precision::Bf16,
+//!     context_len: 4096,
+//!     limits: EngineLimits::default(),
+//! })
+//! .unwrap();
+//! assert!(mem.fits);
+//! ```
+
+mod error;
+mod layout;
+mod memory;
+mod training_memory;
+
+pub use error::{CoreError, Result};
+pub use layout::{weight_bytes_per_gpu, Layout};
+pub use memory::{
+    activation_workspace_bytes, inference_memory, kv_bytes_per_token_per_gpu, EngineLimits,
+    InferenceMemory, InferenceMemoryInput, MemoryBreakdown, COMMUNICATOR_OVERHEAD_GIB,
+    DEFAULT_MAX_BATCHED_TOKENS, DEFAULT_MAX_NUM_SEQS, DEFAULT_MEMORY_UTILIZATION, GIB,
+    REPORTED_CAPACITY_FRACTION, RUNTIME_OVERHEAD_GIB,
+};
+pub use training_memory::{
+    training_memory, FineTuneMethod, Optimizer, PipelineSchedule, Recompute, TrainingMemory,
+    TrainingMemoryInput, ALLOCATOR_OVERHEAD_FRACTION,
+};
