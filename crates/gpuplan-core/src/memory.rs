@@ -298,7 +298,7 @@ mod tests {
             layout: Layout { tp, pp: 1 },
             precision: p,
             kv_precision: if p == Precision::Fp8 { Precision::Fp8 } else { Precision::Bf16 },
-            context_len: 4096,
+            context_len: 2048,
             limits: EngineLimits::default(),
         })
         .unwrap()
