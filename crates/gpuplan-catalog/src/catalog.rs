@@ -89,8 +89,7 @@ impl CatalogBuilder {
         match kind {
             TableKind::Gpus => {
                 for g in parse_gpus(file, text)? {
-                    self.gpus
-                        .retain(|x| !x.name.eq_ignore_ascii_case(&g.name));
+                    self.gpus.retain(|x| !x.name.eq_ignore_ascii_case(&g.name));
                     self.gpus.push(g);
                 }
             }
@@ -310,6 +309,10 @@ fn suggest<'a>(name: &str, known: impl Iterator<Item = &'a str>) -> Vec<String> 
             if !query.is_empty() && (nk.contains(&query) || query.contains(&nk)) {
                 score += 0.2;
             }
+            // Typos: at most two edits away counts as close whatever the length.
+            if strsim::damerau_levenshtein(&query, &nk) <= 2 {
+                score += 0.3;
+            }
             (score, k)
         })
         .filter(|(s, _)| *s > 0.7)
@@ -407,10 +410,9 @@ impl Catalog {
                 .field("model")
             });
         }
-        let names = self
-            .models
-            .iter()
-            .flat_map(|m| std::iter::once(m.id.as_str()).chain(m.aliases.iter().map(String::as_str)));
+        let names = self.models.iter().flat_map(|m| {
+            std::iter::once(m.id.as_str()).chain(m.aliases.iter().map(String::as_str))
+        });
         let mut s = suggest(name, names);
         for x in &mut s {
             if let Some(&i) = self.model_index.get(&normalize(x)) {
@@ -451,7 +453,10 @@ mod tests {
 
     #[test]
     fn normalize_folds_case_and_separators() {
-        assert_eq!(normalize(" NVIDIA H100_80GB HBM3 "), "nvidia-h100-80gb-hbm3");
+        assert_eq!(
+            normalize(" NVIDIA H100_80GB HBM3 "),
+            "nvidia-h100-80gb-hbm3"
+        );
     }
 
     #[test]

@@ -121,7 +121,10 @@ impl fmt::Display for CatalogError {
                 write!(f, "invalid value `{value}`: expected {expected}")
             }
             CatalogErrorKind::Duplicate { id, first_line } => {
-                write!(f, "duplicate id `{id}` (first defined on line {first_line})")
+                write!(
+                    f,
+                    "duplicate id `{id}` (first defined on line {first_line})"
+                )
             }
             CatalogErrorKind::Unknown {
                 what,

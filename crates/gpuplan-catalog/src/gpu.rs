@@ -156,7 +156,10 @@ impl GpuSpec {
     pub fn compute_tflops(&self, precision: Precision) -> Option<(f64, Precision)> {
         let half = self.half_tflops();
         match precision {
-            Precision::Fp32 => self.tf32_tflops.or(self.fp32_tflops).map(|t| (t, precision)),
+            Precision::Fp32 => self
+                .tf32_tflops
+                .or(self.fp32_tflops)
+                .map(|t| (t, precision)),
             Precision::Bf16 | Precision::Fp16 => half.map(|t| (t, precision)),
             Precision::Fp8 => self
                 .fp8_tflops

@@ -102,7 +102,9 @@ pub fn import_hf_config(file: &str, text: &str, id: &str) -> Result<ModelArch> {
         "qwen2_moe" | "qwen3_moe" => Some(MoeSpec {
             num_experts: need("num_experts")?,
             experts_per_token: need("num_experts_per_tok")?,
-            num_shared_experts: u64::from(uint("shared_expert_intermediate_size")?.unwrap_or(0) > 0),
+            num_shared_experts: u64::from(
+                uint("shared_expert_intermediate_size")?.unwrap_or(0) > 0,
+            ),
             expert_intermediate_size: need("moe_intermediate_size")?,
             first_dense_layers: 0,
         }),
@@ -145,7 +147,13 @@ pub fn import_hf_config(file: &str, text: &str, id: &str) -> Result<ModelArch> {
         _ => moe
             .as_ref()
             .map(|m| m.expert_intermediate_size)
-            .ok_or_else(|| err("intermediate_size", "(missing)".into(), "a whole number >= 1"))?,
+            .ok_or_else(|| {
+                err(
+                    "intermediate_size",
+                    "(missing)".into(),
+                    "a whole number >= 1",
+                )
+            })?,
     };
     let m = ModelArch {
         id: id.to_ascii_lowercase(),
@@ -188,7 +196,9 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("model_type") && e.contains("c.json"), "{e}");
-        let e = import_hf_config("c.json", "{ not json", "x").unwrap_err().to_string();
+        let e = import_hf_config("c.json", "{ not json", "x")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("malformed") && e.contains("line 1"), "{e}");
         let e = import_hf_config(
             "c.json",

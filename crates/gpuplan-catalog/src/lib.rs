@@ -11,6 +11,7 @@
 //! assert_eq!(model.id, "llama-3.1-70b");
 //! ```
 
+mod benchmarks;
 mod catalog;
 mod error;
 mod gpu;
@@ -20,6 +21,7 @@ mod model;
 mod offering;
 mod table;
 
+pub use benchmarks::{parse_benchmarks, BenchmarkKind, BenchmarkRow, BUNDLED_BENCHMARKS_DEV};
 pub use catalog::{Catalog, CatalogBuilder, TableKind};
 pub use error::{CatalogError, CatalogErrorKind, Result};
 pub use gpu::{GpuSpec, Precision, ALL_PRECISIONS};

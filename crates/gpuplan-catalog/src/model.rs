@@ -451,7 +451,9 @@ pub fn parse_parametric_gpt(id: &str) -> Option<std::result::Result<ModelArch, S
             )));
         };
         if v == 0 {
-            return Some(Err(format!("parametric model id `{id}`: `{part}` must be > 0")));
+            return Some(Err(format!(
+                "parametric model id `{id}`: `{part}` must be > 0"
+            )));
         }
         match key {
             "h" => hidden = Some(v),
@@ -518,7 +520,7 @@ pub fn check_model(m: &ModelArch) -> std::result::Result<(), (String, String)> {
             return Err((field.to_string(), "a whole number >= 1".to_string()));
         }
     }
-    if m.mla.is_none() && m.num_attention_heads % m.num_kv_heads != 0 {
+    if m.mla.is_none() && !m.num_attention_heads.is_multiple_of(m.num_kv_heads) {
         return Err((
             "num_kv_heads".to_string(),
             format!(
@@ -696,7 +698,9 @@ mod tests {
 
     #[test]
     fn parametric_gpt_shape() {
-        let m = parse_parametric_gpt("gpt-h2048-l24-a16-v131072").unwrap().unwrap();
+        let m = parse_parametric_gpt("gpt-h2048-l24-a16-v131072")
+            .unwrap()
+            .unwrap();
         assert_eq!(m.hidden_size, 2048);
         assert_eq!(m.num_layers, 24);
         assert_eq!(m.head_dim, 128);
@@ -727,7 +731,10 @@ mod tests {
         ] {
             let m = parse_parametric_gpt(id).unwrap().unwrap();
             let got = m.params().total() as f64 / 1e9;
-            assert!((got / billions - 1.0).abs() < 0.005, "{id}: {got} vs {billions}");
+            assert!(
+                (got / billions - 1.0).abs() < 0.005,
+                "{id}: {got} vs {billions}"
+            );
         }
     }
 }

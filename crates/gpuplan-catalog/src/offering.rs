@@ -164,7 +164,9 @@ pub(crate) fn parse_offerings(file: &str, text: &str) -> Result<Vec<Offering>> {
             memory_gib: row.opt_f64("memory_gib", 0.0)?,
             zone,
             price_per_hour: row.opt_f64("price_per_hour", 0.0)?.filter(|p| *p > 0.0),
-            spot_price_per_hour: row.opt_f64("spot_price_per_hour", 0.0)?.filter(|p| *p > 0.0),
+            spot_price_per_hour: row
+                .opt_f64("spot_price_per_hour", 0.0)?
+                .filter(|p| *p > 0.0),
             interconnect: row.opt_string("interconnect").unwrap_or_default(),
             source_snapshot: row
                 .opt_string("source_snapshot")
@@ -294,7 +296,12 @@ mod tests {
         assert_eq!(o[0].spot_price_per_hour, Some(30.1));
         let bad = "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,Price,SpotPrice,Region,AvailabilityZone\n\
                    p5,H100,x,1,1,1,,us-east-1,\n";
-        let err = import_skypilot_vms("vms.csv", bad, "aws").unwrap_err().to_string();
-        assert!(err.contains("AcceleratorCount") && err.contains("line 2"), "{err}");
+        let err = import_skypilot_vms("vms.csv", bad, "aws")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("AcceleratorCount") && err.contains("line 2"),
+            "{err}"
+        );
     }
 }

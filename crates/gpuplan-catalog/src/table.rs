@@ -62,7 +62,6 @@ impl Table {
         Ok(())
     }
 
-
     /// Iterates over the data rows.
     pub fn rows(&self) -> impl Iterator<Item = Row<'_>> {
         self.rows.iter().map(move |(line, record)| Row {
@@ -143,13 +142,9 @@ impl Row<'_> {
         if t.is_empty() {
             return Ok(None);
         }
-        t.parse::<u64>().map(Some).map_err(|_| {
-            self.locate(CatalogError::invalid(
-                column,
-                t,
-                "a whole number >= 0",
-            ))
-        })
+        t.parse::<u64>()
+            .map(Some)
+            .map_err(|_| self.locate(CatalogError::invalid(column, t, "a whole number >= 0")))
     }
 
     /// A required integer `>= 1`.
@@ -157,11 +152,7 @@ impl Row<'_> {
         let t = self.text(column);
         match t.parse::<u64>() {
             Ok(v) if v >= 1 => Ok(v),
-            _ => Err(self.locate(CatalogError::invalid(
-                column,
-                t,
-                "a whole number >= 1",
-            ))),
+            _ => Err(self.locate(CatalogError::invalid(column, t, "a whole number >= 1"))),
         }
     }
 

@@ -11,10 +11,17 @@ fn every_bundled_model_matches_its_exact_parameter_count() {
     let c = catalog();
     assert!(c.models().len() >= 25, "at least 25 models");
     for m in c.models() {
-        let exact = m.exact_params.unwrap_or_else(|| panic!("{} has no exact_params", m.id));
+        let exact = m
+            .exact_params
+            .unwrap_or_else(|| panic!("{} has no exact_params", m.id));
         let got = m.params().total();
         let err = (got as f64 / exact as f64 - 1.0).abs();
-        assert!(err < 0.005, "{}: computed {got}, exact {exact} ({:.3}%)", m.id, err * 100.0);
+        assert!(
+            err < 0.005,
+            "{}: computed {got}, exact {exact} ({:.3}%)",
+            m.id,
+            err * 100.0
+        );
     }
 }
 
@@ -23,31 +30,53 @@ fn moe_active_parameters_match_published_figures() {
     let c = catalog();
     // Mixtral 8x7B: 12.9B active (Mistral); DeepSeek-V3: 37B active (report);
     // Qwen3-235B-A22B: 22B active (model card).
-    for (id, active_b, tol) in [("mixtral-8x7b", 12.9, 0.01), ("deepseek-v3", 37.0, 0.03), ("qwen3-235b-a22b", 22.0, 0.02)] {
+    for (id, active_b, tol) in [
+        ("mixtral-8x7b", 12.9, 0.01),
+        ("deepseek-v3", 37.0, 0.03),
+        ("qwen3-235b-a22b", 22.0, 0.02),
+    ] {
         let p = c.model(id).unwrap().params();
         let got = p.active() as f64 / 1e9;
-        assert!((got / active_b - 1.0).abs() < tol, "{id}: active {got}B vs {active_b}B");
+        assert!(
+            (got / active_b - 1.0).abs() < tol,
+            "{id}: active {got}B vs {active_b}B"
+        );
     }
 }
 
 #[test]
 fn gpu_lookup_accepts_aliases_case_insensitively() {
     let c = catalog();
-    for name in ["h100", "H100-SXM", "H100-80GB", "NVIDIA H100 80GB HBM3", "nvidia-h100-80gb"] {
+    for name in [
+        "h100",
+        "H100-SXM",
+        "H100-80GB",
+        "NVIDIA H100 80GB HBM3",
+        "nvidia-h100-80gb",
+    ] {
         assert_eq!(c.gpu(name).unwrap().name, "H100-SXM-80GB", "{name}");
     }
     assert_eq!(c.gpu("a100-80gb").unwrap().name, "A100-SXM-80GB");
     let err = c.gpu("H1000").unwrap_err().to_string();
-    assert!(err.contains("unknown GPU `H1000`") && err.contains("H100"), "{err}");
+    assert!(
+        err.contains("unknown GPU `H1000`") && err.contains("H100"),
+        "{err}"
+    );
 }
 
 #[test]
 fn model_lookup_accepts_hf_repo_ids_and_suggests() {
     let c = catalog();
-    assert_eq!(c.model("meta-llama/Llama-3.1-70B").unwrap().id, "llama-3.1-70b");
+    assert_eq!(
+        c.model("meta-llama/Llama-3.1-70B").unwrap().id,
+        "llama-3.1-70b"
+    );
     assert_eq!(c.model("LLAMA-3.1-8B").unwrap().id, "llama-3.1-8b");
     let err = c.model("llama-3.1-7b").unwrap_err().to_string();
-    assert!(err.contains("did you mean") && err.contains("llama-3.1-"), "{err}");
+    assert!(
+        err.contains("did you mean") && err.contains("llama-3.1-"),
+        "{err}"
+    );
     assert_eq!(c.model("gpt-h4096-l30-a32-v131072").unwrap().num_layers, 30);
 }
 
@@ -55,7 +84,12 @@ fn model_lookup_accepts_hf_repo_ids_and_suggests() {
 fn every_offering_region_has_a_location() {
     let c = catalog();
     for o in c.offerings() {
-        assert!(c.region(&o.provider, &o.region).is_some(), "{}/{} has no region row", o.provider, o.region);
+        assert!(
+            c.region(&o.provider, &o.region).is_some(),
+            "{}/{} has no region row",
+            o.provider,
+            o.region
+        );
     }
 }
 
@@ -84,9 +118,17 @@ fn user_table_overrides_a_bundled_row() {
 #[test]
 fn alias_to_unknown_gpu_is_an_error_naming_the_file() {
     let mut b = CatalogBuilder::embedded().unwrap();
-    b.extend(TableKind::GpuAliases, "my/aliases.csv", "name,alias\nH999,foo\n").unwrap();
+    b.extend(
+        TableKind::GpuAliases,
+        "my/aliases.csv",
+        "name,alias\nH999,foo\n",
+    )
+    .unwrap();
     let err = b.build().unwrap_err().to_string();
-    assert!(err.contains("my/aliases.csv, line 2") && err.contains("H999"), "{err}");
+    assert!(
+        err.contains("my/aliases.csv, line 2") && err.contains("H999"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -96,8 +138,14 @@ fn malformed_csv_names_file_and_line() {
         .extend(TableKind::Offerings, "o.csv", "provider,instance_type,accelerator,accelerator_count,region,price_per_hour\naws,p5,H100,8,us-east-1,-3\n")
         .unwrap_err()
         .to_string();
-    assert!(err.contains("o.csv, line 2, field `price_per_hour`"), "{err}");
-    let err = b.extend(TableKind::Gpus, "g.csv", "name,vendor\n\"unclosed,x\n").unwrap_err().to_string();
+    assert!(
+        err.contains("o.csv, line 2, field `price_per_hour`"),
+        "{err}"
+    );
+    let err = b
+        .extend(TableKind::Gpus, "g.csv", "name,vendor\n\"unclosed,x\n")
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("g.csv"), "{err}");
 }
 
@@ -118,17 +166,26 @@ fn hf_config_import_matches_bundled_entries() {
         let bundled = c.model(&id).unwrap();
         assert_eq!(imported.num_layers, bundled.num_layers, "{id}");
         assert_eq!(imported.hidden_size, bundled.hidden_size, "{id}");
-        assert_eq!(imported.num_attention_heads, bundled.num_attention_heads, "{id}");
+        assert_eq!(
+            imported.num_attention_heads, bundled.num_attention_heads,
+            "{id}"
+        );
         assert_eq!(imported.num_kv_heads, bundled.num_kv_heads, "{id}");
         assert_eq!(imported.head_dim, bundled.head_dim, "{id}");
         assert_eq!(imported.vocab_size, bundled.vocab_size, "{id}");
-        assert_eq!(imported.tie_word_embeddings, bundled.tie_word_embeddings, "{id}");
+        assert_eq!(
+            imported.tie_word_embeddings, bundled.tie_word_embeddings,
+            "{id}"
+        );
         assert_eq!(imported.moe, bundled.moe, "{id}");
         assert_eq!(imported.mla, bundled.mla, "{id}");
         assert_eq!(imported.sliding_window, bundled.sliding_window, "{id}");
         assert_eq!(imported.mlp_type, bundled.mlp_type, "{id}");
         if !bundled.is_moe() {
-            assert_eq!(imported.intermediate_size, bundled.intermediate_size, "{id}");
+            assert_eq!(
+                imported.intermediate_size, bundled.intermediate_size,
+                "{id}"
+            );
         }
         assert_eq!(imported.params().total(), bundled.params().total(), "{id}");
         checked += 1;

@@ -30,7 +30,7 @@ impl Layout {
             return Err(CoreError::invalid("tp/pp", "0", "whole numbers >= 1"));
         }
         let tp = u64::from(self.tp);
-        if model.num_attention_heads % tp != 0 {
+        if !model.num_attention_heads.is_multiple_of(tp) {
             return Err(CoreError::invalid(
                 "tp",
                 self.tp.to_string(),
@@ -41,7 +41,10 @@ impl Layout {
                 ),
             ));
         }
-        if model.mla.is_none() && model.num_kv_heads % tp != 0 && tp % model.num_kv_heads != 0 {
+        if model.mla.is_none()
+            && !model.num_kv_heads.is_multiple_of(tp)
+            && tp % model.num_kv_heads != 0
+        {
             return Err(CoreError::invalid(
                 "tp",
                 self.tp.to_string(),
@@ -74,7 +77,7 @@ impl Layout {
 
 fn divisors(n: u64) -> String {
     (1..=n.min(64))
-        .filter(|d| n % d == 0)
+        .filter(|d| n.is_multiple_of(*d))
         .map(|d| d.to_string())
         .collect::<Vec<_>>()
         .join(", ")
@@ -91,13 +94,19 @@ fn divisors(n: u64) -> String {
 pub fn weight_bytes_per_gpu(model: &ModelArch, layout: Layout, precision: Precision) -> f64 {
     let p = model.params();
     let linear_bytes = precision.bytes_per_element();
-    let other_bytes = if precision == Precision::Fp32 { 4.0 } else { 2.0 };
+    let other_bytes = if precision == Precision::Fp32 {
+        4.0
+    } else {
+        2.0
+    };
     let layer_linear = (p.attention + p.dense_mlp + p.routed_experts + p.shared_experts) as f64;
     let layer_other = (p.router + p.norms) as f64;
-    let per_layer = (layer_linear * linear_bytes + layer_other * other_bytes) / model.num_layers as f64;
+    let per_layer =
+        (layer_linear * linear_bytes + layer_other * other_bytes) / model.num_layers as f64;
     let stage_layers = layout.layers_per_stage(model) as f64;
     let tp = f64::from(layout.tp);
-    let embedding = (p.embedding + p.positions) as f64 * other_bytes + p.encoder as f64 * other_bytes;
+    let embedding =
+        (p.embedding + p.positions) as f64 * other_bytes + p.encoder as f64 * other_bytes;
     let head = if model.tie_word_embeddings {
         if layout.pp > 1 {
             (model.vocab_size * model.hidden_size) as f64 * other_bytes
@@ -137,7 +146,10 @@ mod tests {
         let m = c.model("llama-3.1-70b").unwrap();
         assert!(Layout { tp: 3, pp: 1 }.check(&m).is_err());
         assert!(Layout { tp: 8, pp: 1 }.check(&m).is_ok());
-        assert!(Layout { tp: 16, pp: 1 }.check(&m).is_ok(), "16 = 2 x 8 kv heads");
+        assert!(
+            Layout { tp: 16, pp: 1 }.check(&m).is_ok(),
+            "16 = 2 x 8 kv heads"
+        );
         assert!(Layout { tp: 1, pp: 81 }.check(&m).is_err());
     }
 

@@ -24,6 +24,7 @@ mod error;
 mod layout;
 mod memory;
 mod training_memory;
+mod validate;
 
 pub use error::{CoreError, Result};
 pub use layout::{weight_bytes_per_gpu, Layout};
@@ -36,4 +37,8 @@ pub use memory::{
 pub use training_memory::{
     training_memory, FineTuneMethod, Optimizer, PipelineSchedule, Recompute, TrainingMemory,
     TrainingMemoryInput, ALLOCATOR_OVERHEAD_FRACTION,
+};
+pub use validate::{
+    number_after, percentile, summarize, validate, ErrorSummary, Prediction, ValidationReport,
+    ValidationRow, ValidationSummary,
 };

@@ -151,7 +151,12 @@ pub struct InferenceMemory {
 /// FFN output: 4·h), the q/k/v projections and the FFN intermediates
 /// (gate, up and their product: 3·width) sharded by TP, 2 bytes each; plus
 /// fp32 logits for the sampled rows (`seqs` × vocab / TP).
-pub fn activation_workspace_bytes(model: &ModelArch, layout: Layout, tokens: u64, seqs: u64) -> f64 {
+pub fn activation_workspace_bytes(
+    model: &ModelArch,
+    layout: Layout,
+    tokens: u64,
+    seqs: u64,
+) -> f64 {
     let tp = f64::from(layout.tp);
     let h = model.hidden_size as f64;
     let qkv = (model.num_attention_heads * model.head_dim + 2 * model.num_kv_heads * model.head_dim)
@@ -183,7 +188,9 @@ pub fn kv_bytes_per_token_per_gpu(model: &ModelArch, layout: Layout, kv: Precisi
 fn encoder_kv_bytes_per_token(model: &ModelArch, layout: Layout, kv: Precision) -> f64 {
     match &model.encoder {
         Some(enc) => {
-            let per_seq = (layout.layers_per_stage(model) * 2 * layout.kv_heads_per_gpu(model)
+            let per_seq = (layout.layers_per_stage(model)
+                * 2
+                * layout.kv_heads_per_gpu(model)
                 * model.head_dim
                 * enc.positions) as f64
                 * kv.bytes_per_element();
@@ -297,7 +304,11 @@ mod tests {
             gpu: g,
             layout: Layout { tp, pp: 1 },
             precision: p,
-            kv_precision: if p == Precision::Fp8 { Precision::Fp8 } else { Precision::Bf16 },
+            kv_precision: if p == Precision::Fp8 {
+                Precision::Fp8
+            } else {
+                Precision::Bf16
+            },
             context_len: 2048,
             limits: EngineLimits::default(),
         })
@@ -318,11 +329,19 @@ mod tests {
         // TP2: 4 KV heads per GPU → 163,840 bytes per token per GPU.
         assert_eq!(two.kv_cache_bytes_per_token_per_gpu, 163_840.0);
         // vLLM on 2×H100 at 0.90 reports roughly 20–30k KV tokens for this model.
-        assert!((15_000..35_000).contains(&two.kv_cache_tokens), "{}", two.kv_cache_tokens);
+        assert!(
+            (15_000..35_000).contains(&two.kv_cache_tokens),
+            "{}",
+            two.kv_cache_tokens
+        );
 
         let fp8 = run("llama-3.1-70b", "h100", 1, Precision::Fp8);
         assert!(fp8.fits, "{:?}", fp8.reason);
-        assert!(fp8.per_gpu.kv_cache_gib < 6.0, "{}", fp8.per_gpu.kv_cache_gib);
+        assert!(
+            fp8.per_gpu.kv_cache_gib < 6.0,
+            "{}",
+            fp8.per_gpu.kv_cache_gib
+        );
     }
 
     #[test]
@@ -340,6 +359,9 @@ mod tests {
         let m = c.model("llama-3.1-70b").unwrap();
         let tp8 = kv_bytes_per_token_per_gpu(&m, Layout { tp: 8, pp: 1 }, Precision::Bf16);
         let tp16 = kv_bytes_per_token_per_gpu(&m, Layout { tp: 16, pp: 1 }, Precision::Bf16);
-        assert_eq!(tp8, tp16, "8 KV heads over 16 GPUs: one head each, replicated");
+        assert_eq!(
+            tp8, tp16,
+            "8 KV heads over 16 GPUs: one head each, replicated"
+        );
     }
 }

@@ -149,7 +149,11 @@ pub fn training_memory(input: &TrainingMemoryInput<'_>) -> Result<TrainingMemory
         return Err(CoreError::invalid("dp", "0", "a whole number >= 1"));
     }
     if input.zero > 3 {
-        return Err(CoreError::invalid("zero", input.zero.to_string(), "0, 1, 2 or 3"));
+        return Err(CoreError::invalid(
+            "zero",
+            input.zero.to_string(),
+            "0, 1, 2 or 3",
+        ));
     }
     if input.micro_batch == 0 || input.seq_len == 0 || input.micro_batches == 0 {
         return Err(CoreError::invalid(
@@ -158,7 +162,10 @@ pub fn training_memory(input: &TrainingMemoryInput<'_>) -> Result<TrainingMemory
             "whole numbers >= 1",
         ));
     }
-    if !matches!(input.precision, Precision::Bf16 | Precision::Fp16 | Precision::Fp8 | Precision::Fp32) {
+    if !matches!(
+        input.precision,
+        Precision::Bf16 | Precision::Fp16 | Precision::Fp8 | Precision::Fp32
+    ) {
         return Err(CoreError::invalid(
             "precision",
             input.precision.to_string(),
@@ -182,7 +189,9 @@ pub fn training_memory(input: &TrainingMemoryInput<'_>) -> Result<TrainingMemory
 /// FFN width that one token's activations go through.
 fn token_ffn_width(m: &ModelArch) -> f64 {
     match &m.moe {
-        Some(moe) => (moe.expert_intermediate_size * (moe.experts_per_token + moe.num_shared_experts)) as f64,
+        Some(moe) => {
+            (moe.expert_intermediate_size * (moe.experts_per_token + moe.num_shared_experts)) as f64
+        }
         None => m.intermediate_size as f64,
     }
 }
@@ -196,7 +205,8 @@ fn activation_bytes_no_recompute(m: &ModelArch, fp8: bool) -> f64 {
     let kv = (m.num_kv_heads * m.head_dim) as f64;
     let f = token_ffn_width(m);
     let mm_in = if fp8 { 1.0 } else { 2.0 };
-    let attention = 2.0 * h + mm_in * h + 2.0 * q + 4.0 * kv + 2.0 * q + 4.0 * m.num_attention_heads as f64;
+    let attention =
+        2.0 * h + mm_in * h + 2.0 * q + 4.0 * kv + 2.0 * q + 4.0 * m.num_attention_heads as f64;
     let ffn = match m.mlp_type {
         // gate out, up out, activation out (2 bytes each) + the product (linear input)
         MlpType::Swiglu | MlpType::Geglu => 2.0 * h + mm_in * h + 6.0 * f + mm_in * f,
@@ -220,7 +230,12 @@ fn activation_bytes_selective(m: &ModelArch) -> f64 {
     let h = m.hidden_size as f64;
     let q = (m.num_attention_heads * m.head_dim) as f64;
     let kv = (m.num_kv_heads * m.head_dim) as f64;
-    2.0 * h + 2.0 * q + 2.0 * kv + (2.0 * q + 4.0 * m.num_attention_heads as f64) + 2.0 * token_ffn_width(m) + 2.0 * h
+    2.0 * h
+        + 2.0 * q
+        + 2.0 * kv
+        + (2.0 * q + 4.0 * m.num_attention_heads as f64)
+        + 2.0 * token_ffn_width(m)
+        + 2.0 * h
 }
 
 /// Parameters of the largest decoder layer (MoE layers when there are any).
@@ -278,7 +293,11 @@ fn rank_memory(input: &TrainingMemoryInput<'_>, is_first: bool, is_last: bool) -
         root += vocab * h;
     }
     if is_last {
-        root += if m.tie_word_embeddings { 0.0 } else { vocab * h } + h;
+        root += if m.tie_word_embeddings {
+            0.0
+        } else {
+            vocab * h
+        } + h;
         if m.tie_word_embeddings && !is_first {
             root += vocab * h;
         }
@@ -397,7 +416,11 @@ fn rank_memory(input: &TrainingMemoryInput<'_>, is_first: bool, is_last: bool) -
     };
 
     let static_bytes = weights + unsharded + grads + optimizer + activations;
-    let peak_phase = if logits >= working_set { "loss" } else { "backward" };
+    let peak_phase = if logits >= working_set {
+        "loss"
+    } else {
+        "backward"
+    };
     let allocated = static_bytes + logits.max(working_set);
     let reserved = allocated * (1.0 + ALLOCATOR_OVERHEAD_FRACTION);
     let groups = [input.dp, input.layout.tp, input.layout.pp]
@@ -485,7 +508,11 @@ mod tests {
             ..input(&m, g)
         })
         .unwrap();
-        close(activation_bytes_selective(&m), 63_616.0, "selective bytes/token/layer");
+        close(
+            activation_bytes_selective(&m),
+            63_616.0,
+            "selective bytes/token/layer",
+        );
         close(r.optimizer_gib(), 7.4788, "optimizer");
         close(r.logits_gib, 23.7344, "logits");
         close(r.reserved_peak_gib, 82.19, "reserved");
@@ -500,7 +527,11 @@ mod tests {
         let m = c.model("llama-3.2-1b").unwrap();
         let g = c.gpu("A100-80GB").unwrap();
         let r = training_memory(&input(&m, g)).unwrap();
-        close(activation_bytes_no_recompute(&m, false), 92_288.0, "bytes/token/layer");
+        close(
+            activation_bytes_no_recompute(&m, false),
+            92_288.0,
+            "bytes/token/layer",
+        );
         close(r.per_gpu.weights_gib, 6.9057, "weights");
         close(r.per_gpu.gradients_gib, 4.6038, "grads");
         close(r.reserved_peak_gib, 29.133, "reserved");

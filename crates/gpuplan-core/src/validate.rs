@@ -1,0 +1,313 @@
+//! `validate`: predict each published measurement and report the error.
+
+use crate::layout::Layout;
+use crate::training_memory::{
+    training_memory, FineTuneMethod, Optimizer, PipelineSchedule, Recompute, TrainingMemoryInput,
+};
+use gpuplan_catalog::{BenchmarkKind, BenchmarkRow, Catalog, Precision};
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// One row's outcome.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ValidationRow {
+    /// Benchmark row id.
+    pub id: String,
+    /// Kind of measurement.
+    pub kind: BenchmarkKind,
+    /// Model as written in the file.
+    pub model: String,
+    /// GPU as written in the file.
+    pub gpu: String,
+    /// Short description of the setup.
+    pub setup: String,
+    /// Metric.
+    pub metric: String,
+    /// Measured value.
+    pub measured: f64,
+    /// Predicted value (None when skipped).
+    pub predicted: Option<f64>,
+    /// Signed error in percent: (predicted − measured) / measured · 100.
+    pub error_pct: Option<f64>,
+    /// Why the row was skipped.
+    pub skipped: Option<String>,
+    /// What limits the predicted figure (inference), if known.
+    pub bound: Option<String>,
+}
+
+/// Error statistics of a group of rows.
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct ErrorSummary {
+    /// Rows predicted.
+    pub n_predicted: usize,
+    /// Rows skipped (with a reason each).
+    pub n_skipped: usize,
+    /// Median absolute percentage error, percent.
+    pub median_abs_pct_error: Option<f64>,
+    /// 90th-percentile absolute percentage error, percent.
+    pub p90_abs_pct_error: Option<f64>,
+    /// Largest absolute percentage error, percent.
+    pub max_abs_pct_error: Option<f64>,
+    /// Share of predicted rows within ±25%, a fraction.
+    pub within_25pct: Option<f64>,
+}
+
+/// Summaries by kind and by GPU.
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct ValidationSummary {
+    /// By kind (inference, training, memory).
+    pub by_kind: BTreeMap<String, ErrorSummary>,
+    /// By GPU name as written.
+    pub by_gpu: BTreeMap<String, ErrorSummary>,
+}
+
+/// The whole report: rows sorted worst first (skipped last) and summaries.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ValidationReport {
+    /// Every row, predicted or skipped.
+    pub rows: Vec<ValidationRow>,
+    /// Statistics.
+    pub summary: ValidationSummary,
+}
+
+/// Percentile by linear interpolation between closest ranks (`q` in 0..=1).
+pub fn percentile(sorted: &[f64], q: f64) -> Option<f64> {
+    if sorted.is_empty() {
+        return None;
+    }
+    let pos = q * (sorted.len() - 1) as f64;
+    let lo = pos.floor() as usize;
+    let hi = pos.ceil() as usize;
+    Some(sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - lo as f64))
+}
+
+/// Summarises rows.
+pub fn summarize<'a>(rows: impl Iterator<Item = &'a ValidationRow>) -> ErrorSummary {
+    let mut errors = Vec::new();
+    let mut skipped = 0;
+    for r in rows {
+        match r.error_pct {
+            Some(e) => errors.push(e.abs()),
+            None => skipped += 1,
+        }
+    }
+    errors.sort_by(f64::total_cmp);
+    let within = errors.iter().filter(|e| **e <= 25.0).count();
+    ErrorSummary {
+        n_predicted: errors.len(),
+        n_skipped: skipped,
+        median_abs_pct_error: percentile(&errors, 0.5),
+        p90_abs_pct_error: percentile(&errors, 0.9),
+        max_abs_pct_error: errors.last().copied(),
+        within_25pct: (!errors.is_empty()).then(|| within as f64 / errors.len() as f64),
+    }
+}
+
+/// A prediction (value and what bounds it) or the reason there is none.
+pub type Prediction = Result<(f64, Option<String>), String>;
+
+/// A predictor for one kind of row.
+pub type RowPredictor<'a> = &'a dyn Fn(&Catalog, &BenchmarkRow) -> Prediction;
+
+/// Predicts every row; `inference` predicts inference rows (None: skip them).
+pub fn validate(
+    catalog: &Catalog,
+    rows: &[BenchmarkRow],
+    inference: Option<RowPredictor<'_>>,
+) -> ValidationReport {
+    let mut out: Vec<ValidationRow> = rows
+        .iter()
+        .map(|row| {
+            let prediction = match row.kind {
+                BenchmarkKind::Memory => predict_memory(catalog, row),
+                BenchmarkKind::Inference => match inference {
+                    Some(f) => f(catalog, row),
+                    None => Err("inference model not enabled".to_string()),
+                },
+                BenchmarkKind::Training => Err(
+                    "training-throughput model not implemented yet (memory rows are predicted)"
+                        .to_string(),
+                ),
+            };
+            let (predicted, error_pct, skipped, bound) = match prediction {
+                Ok((p, bound)) => (
+                    Some(p),
+                    Some((p - row.value) / row.value * 100.0),
+                    None,
+                    bound,
+                ),
+                Err(reason) => (None, None, Some(reason), None),
+            };
+            ValidationRow {
+                id: row.id.clone(),
+                kind: row.kind,
+                model: row.model.clone(),
+                gpu: row.gpu.clone(),
+                setup: setup(row),
+                metric: row.metric.clone(),
+                measured: row.value,
+                predicted,
+                error_pct,
+                skipped,
+                bound,
+            }
+        })
+        .collect();
+    out.sort_by(|a, b| match (a.error_pct, b.error_pct) {
+        (Some(x), Some(y)) => y.abs().total_cmp(&x.abs()),
+        (Some(_), None) => std::cmp::Ordering::Less,
+        (None, Some(_)) => std::cmp::Ordering::Greater,
+        (None, None) => a.id.cmp(&b.id),
+    });
+    let mut by_kind = BTreeMap::new();
+    for kind in [
+        BenchmarkKind::Inference,
+        BenchmarkKind::Training,
+        BenchmarkKind::Memory,
+    ] {
+        if out.iter().any(|r| r.kind == kind) {
+            by_kind.insert(
+                kind.as_str().to_string(),
+                summarize(out.iter().filter(|r| r.kind == kind)),
+            );
+        }
+    }
+    let mut by_gpu = BTreeMap::new();
+    let gpus: std::collections::BTreeSet<&str> = out
+        .iter()
+        .filter(|r| !r.gpu.is_empty())
+        .map(|r| r.gpu.as_str())
+        .collect();
+    for g in gpus {
+        by_gpu.insert(g.to_string(), summarize(out.iter().filter(|r| r.gpu == g)));
+    }
+    ValidationReport {
+        rows: out,
+        summary: ValidationSummary { by_kind, by_gpu },
+    }
+}
+
+fn setup(row: &BenchmarkRow) -> String {
+    let mut parts = Vec::new();
+    if let Some(n) = row.gpu_count {
+        parts.push(format!("x{n}"));
+    }
+    let par: Vec<String> = [("TP", row.tp), ("PP", row.pp), ("DP", row.dp)]
+        .iter()
+        .filter_map(|(k, v)| v.filter(|x| *x > 1).map(|x| format!("{k}{x}")))
+        .collect();
+    if !par.is_empty() {
+        parts.push(par.join("·"));
+    }
+    if !row.precision.is_empty() {
+        parts.push(row.precision.clone());
+    }
+    if let (Some(i), Some(o)) = (row.input_len, row.output_len) {
+        parts.push(format!("{i}/{o}"));
+    } else if let Some(i) = row.input_len {
+        parts.push(format!("seq {i}"));
+    }
+    if let Some(c) = row.batch_or_concurrency {
+        parts.push(format!("c{c}"));
+    }
+    parts.join(" ")
+}
+
+/// The number after `key` in `text` (`local batch 16` → 16).
+pub fn number_after(text: &str, key: &str) -> Option<u64> {
+    let lower = text.to_ascii_lowercase();
+    let at = lower.find(key)? + key.len();
+    lower[at..]
+        .trim_start()
+        .split(|c: char| !c.is_ascii_digit())
+        .next()?
+        .parse()
+        .ok()
+}
+
+/// Memory rows: parameter counts and peak training memory.
+fn predict_memory(catalog: &Catalog, row: &BenchmarkRow) -> Prediction {
+    let model = catalog.model(&row.model).map_err(|e| e.to_string())?;
+    match row.metric.as_str() {
+        "param_count" => Ok((model.params().total() as f64, None)),
+        "peak_memory_gib" => {
+            let gpu = catalog.gpu(&row.gpu).map_err(|e| e.to_string())?;
+            let notes = format!("{} {}", row.framework, row.notes).to_ascii_lowercase();
+            let tp = row.tp.unwrap_or(1) as u32;
+            let pp = row.pp.unwrap_or(1) as u32;
+            let dp = row.dp.unwrap_or(1) as u32;
+            let local_batch = number_after(&notes, "local batch")
+                .ok_or("notes do not state the local batch size")?;
+            // With PP, torchtitan splits the local batch into PP micro-batches.
+            let micro_batches = if pp > 1 { u64::from(pp) } else { 1 };
+            let recompute = if notes.contains("full ac") {
+                Recompute::Full
+            } else if notes.contains("selective") {
+                Recompute::Selective
+            } else {
+                Recompute::None
+            };
+            let precision = if row.precision.to_ascii_lowercase().starts_with("fp8") {
+                Precision::Fp8
+            } else {
+                Precision::Bf16
+            };
+            let schedule = if notes.contains("interleaved") {
+                // torchtitan's default for interleaved schedules: 2 model chunks per rank.
+                PipelineSchedule::Interleaved(2)
+            } else {
+                PipelineSchedule::OneFOneB
+            };
+            // torchtitan compiles the loss together with the model since its 2025
+            // releases (the Dec 2024 trainer left it eager: "compiling loss function
+            // causes CUDA errors").
+            let fused_loss = notes.contains("compile") && row.framework.contains("2025");
+            let seq_len = row.input_len.ok_or("row has no sequence length")?;
+            let mem = training_memory(&TrainingMemoryInput {
+                model: &model,
+                gpu,
+                layout: Layout { tp, pp },
+                dp,
+                zero: if notes.contains("fsdp") { 3 } else { 0 },
+                micro_batch: (local_batch / micro_batches).max(1),
+                seq_len,
+                micro_batches,
+                schedule,
+                recompute,
+                precision,
+                method: FineTuneMethod::Full,
+                optimizer: Optimizer::Adam,
+                fused_loss,
+            })
+            .map_err(|e| e.to_string())?;
+            Ok((
+                mem.reserved_peak_gib,
+                Some(format!("peak at {}", mem.peak_phase)),
+            ))
+        }
+        other => Err(format!("memory metric `{other}` is not predicted")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentile_interpolates() {
+        let v = [1.0, 2.0, 3.0, 4.0];
+        assert_eq!(percentile(&v, 0.5), Some(2.5));
+        assert_eq!(percentile(&v, 0.0), Some(1.0));
+        assert_eq!(percentile(&v, 1.0), Some(4.0));
+        assert_eq!(percentile(&[], 0.5), None);
+    }
+
+    #[test]
+    fn number_after_reads_notes() {
+        assert_eq!(
+            number_after("FSDP; Local Batch 16, global", "local batch"),
+            Some(16)
+        );
+        assert_eq!(number_after("no batch here", "local batch"), None);
+    }
+}

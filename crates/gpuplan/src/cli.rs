@@ -1,0 +1,216 @@
+//! Command-line definitions (clap derive); the doc comments are the help text.
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
+
+/// Plan cloud GPU deployments for AI workloads: which GPU, how many, split how,
+/// quantised how, where, and at what latency and cost.
+///
+/// Exit codes: 0 ok, 1 nothing feasible (does not fit / no plan), 2 bad input.
+#[derive(Debug, Parser)]
+#[command(name = "gpuplan", version, propagate_version = true)]
+pub struct Cli {
+    #[command(flatten)]
+    pub catalog: CatalogArgs,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Where the catalog comes from: the bundled tables, extended or overridden by user files.
+#[derive(Debug, Args, Clone, Default)]
+pub struct CatalogArgs {
+    /// Directory with any of gpus.csv, gpu_aliases.csv, mig_profiles.csv,
+    /// cloud_offerings.csv, regions.csv, models.csv: their rows extend the
+    /// bundled tables and replace rows with the same key.
+    #[arg(long, global = true, value_name = "DIR")]
+    pub catalog: Option<PathBuf>,
+    /// A cloud_offerings.csv that extends/overrides the bundled offerings.
+    #[arg(long, global = true, value_name = "FILE")]
+    pub offerings: Option<PathBuf>,
+    /// A models.csv that extends/overrides the bundled models.
+    #[arg(long, global = true, value_name = "FILE")]
+    pub models: Option<PathBuf>,
+    /// A gpus.csv that extends/overrides the bundled GPU specs.
+    #[arg(long, global = true, value_name = "FILE")]
+    pub gpus: Option<PathBuf>,
+    /// An upstream SkyPilot catalog `vms.csv`; its rows replace the bundled
+    /// offerings of `--skypilot-provider`.
+    #[arg(
+        long,
+        global = true,
+        value_name = "FILE",
+        requires = "skypilot_provider"
+    )]
+    pub skypilot_vms: Option<PathBuf>,
+    /// The provider the `--skypilot-vms` file describes (aws, gcp, azure, ...).
+    #[arg(long, global = true, value_name = "PROVIDER")]
+    pub skypilot_provider: Option<String>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// List catalog tables: GPUs, cloud offerings, models.
+    ///
+    /// Examples:
+    ///   gpuplan catalog gpus
+    ///   gpuplan catalog offerings --gpu H100 --provider aws --region 'us-*'
+    ///   gpuplan catalog offerings --unresolved
+    ///   gpuplan catalog models --json
+    #[command(verbatim_doc_comment)]
+    Catalog(CatalogCmd),
+    /// Does a model fit on a GPU? Per-GPU memory for inference or training.
+    ///
+    /// Examples:
+    ///   gpuplan fit --model llama-3.1-70b --gpu H100 --count 2 --tp 2
+    ///   gpuplan fit --model llama-3.1-70b --gpu H100 --precision fp8 --json
+    ///   gpuplan fit --training --model llama-3.1-8b --gpu H100 --count 8 --dp 8 --zero 3 \
+    ///       --micro-batch 2 --seq-len 8192 --recompute selective
+    ///   gpuplan fit --training --model llama-3.1-70b --gpu A100-80GB --method qlora --lora-rank 16
+    #[command(verbatim_doc_comment)]
+    Fit(FitCmd),
+}
+
+#[derive(Debug, Args)]
+pub struct CatalogCmd {
+    #[command(subcommand)]
+    pub table: CatalogTable,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum CatalogTable {
+    /// Accelerator specs.
+    Gpus {
+        /// Only GPUs whose name, vendor or architecture contains this text.
+        #[arg(long)]
+        filter: Option<String>,
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Cloud offerings, cheapest first.
+    Offerings {
+        /// Only this GPU (any alias).
+        #[arg(long)]
+        gpu: Option<String>,
+        /// Only this provider.
+        #[arg(long)]
+        provider: Option<String>,
+        /// Only regions matching this glob (`eu-*`, `us-east-?`).
+        #[arg(long)]
+        region: Option<String>,
+        /// List the accelerator names that have no GPU spec (left out of plans).
+        #[arg(long)]
+        unresolved: bool,
+        /// At most this many rows (0 = all).
+        #[arg(long, default_value_t = 50)]
+        limit: usize,
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Model architectures.
+    Models {
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// Recomputation policy names on the command line.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum RecomputeArg {
+    None,
+    Selective,
+    Full,
+}
+
+/// Fine-tuning method names on the command line.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum MethodArg {
+    Full,
+    Lora,
+    Qlora,
+}
+
+/// Model selection shared by fit/estimate.
+#[derive(Debug, Args, Clone)]
+pub struct ModelArgs {
+    /// Model id, alias, Hugging Face repo id, or gpt-h<hidden>-l<layers>-a<heads>[-v<vocab>][-s<seq>].
+    #[arg(long, required_unless_present = "hf_config")]
+    pub model: Option<String>,
+    /// Build the model from a Hugging Face config.json instead.
+    #[arg(long, value_name = "FILE")]
+    pub hf_config: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct FitCmd {
+    #[command(flatten)]
+    pub model: ModelArgs,
+    /// GPU name or alias (H100, A100-80GB, L40S ...).
+    #[arg(long)]
+    pub gpu: String,
+    /// GPUs in total (default: tp × pp × dp).
+    #[arg(long)]
+    pub count: Option<u32>,
+    /// Tensor-parallel degree (default: --count for inference, 1 for training).
+    #[arg(long)]
+    pub tp: Option<u32>,
+    /// Pipeline-parallel degree.
+    #[arg(long, default_value_t = 1)]
+    pub pp: u32,
+    /// Weight precision: bf16, fp16, fp8, int8, int4, fp4 (training: bf16 or fp8).
+    #[arg(long, default_value = "bf16")]
+    pub precision: String,
+    /// KV-cache precision (default: fp8 when --precision fp8, else bf16).
+    #[arg(long)]
+    pub kv_precision: Option<String>,
+    /// Context length (prompt + output) each sequence needs, tokens.
+    #[arg(long, default_value_t = 2048, allow_negative_numbers = true)]
+    pub context: i64,
+    /// Engine memory utilisation cap (vLLM --gpu-memory-utilization).
+    #[arg(long, default_value_t = 0.90)]
+    pub memory_utilization: f64,
+    /// Engine max tokens per iteration (vLLM --max-num-batched-tokens).
+    #[arg(long, default_value_t = 8192)]
+    pub max_batched_tokens: u64,
+    /// Training instead of inference.
+    #[arg(long)]
+    pub training: bool,
+    /// Data-parallel degree (training).
+    #[arg(long)]
+    pub dp: Option<u32>,
+    /// ZeRO stage over DP, 0–3 (3 = FSDP) (training).
+    #[arg(long, default_value_t = 0)]
+    pub zero: u8,
+    /// Sequences per micro-batch per GPU (training).
+    #[arg(long, default_value_t = 1)]
+    pub micro_batch: u64,
+    /// Micro-batches per step (default: pp) (training).
+    #[arg(long)]
+    pub micro_batches: Option<u64>,
+    /// Sequence length (training).
+    #[arg(long, default_value_t = 4096)]
+    pub seq_len: u64,
+    /// Activation recomputation (training).
+    #[arg(long, value_enum, default_value = "none")]
+    pub recompute: RecomputeArg,
+    /// Full fine-tune, LoRA or QLoRA (training).
+    #[arg(long, value_enum, default_value = "full")]
+    pub method: MethodArg,
+    /// LoRA rank (training with --method lora|qlora).
+    #[arg(long, default_value_t = 16)]
+    pub lora_rank: u64,
+    /// Adapt attention matrices only (default: all linear layers).
+    #[arg(long)]
+    pub lora_attention_only: bool,
+    /// 8-bit Adam instead of fp32 Adam states (training).
+    #[arg(long)]
+    pub adam_8bit: bool,
+    /// Compiled/fused cross-entropy (no fp32 logits copies) (training).
+    #[arg(long)]
+    pub fused_loss: bool,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}

@@ -1,0 +1,249 @@
+//! `gpuplan catalog gpus|offerings|models`.
+
+use super::{opt, print_json, table};
+use crate::cli::{CatalogCmd, CatalogTable};
+use crate::error::{CliError, CliResult};
+use gpuplan_catalog::Catalog;
+use serde::Serialize;
+
+pub fn run(catalog: &Catalog, cmd: CatalogCmd) -> CliResult {
+    for w in catalog.warnings() {
+        eprintln!("note: {w}");
+    }
+    match cmd.table {
+        CatalogTable::Gpus { filter, json } => gpus(catalog, filter, json),
+        CatalogTable::Offerings {
+            gpu,
+            provider,
+            region,
+            unresolved,
+            limit,
+            json,
+        } => {
+            if unresolved {
+                return unresolved_list(catalog, json);
+            }
+            offerings(catalog, gpu, provider, region, limit, json)
+        }
+        CatalogTable::Models { json } => models(catalog, json),
+    }
+}
+
+fn gpus(catalog: &Catalog, filter: Option<String>, json: bool) -> CliResult {
+    let f = filter.unwrap_or_default().to_ascii_lowercase();
+    let rows: Vec<_> = catalog
+        .gpus()
+        .iter()
+        .filter(|g| {
+            f.is_empty()
+                || g.name.to_ascii_lowercase().contains(&f)
+                || g.vendor.to_ascii_lowercase().contains(&f)
+                || g.architecture.to_ascii_lowercase().contains(&f)
+        })
+        .collect();
+    if json {
+        return print_json(&rows);
+    }
+    let mut t = table(&[
+        "GPU",
+        "arch",
+        "GiB",
+        "HBM GB/s",
+        "BF16 TF",
+        "FP8 TF",
+        "FP4 TF",
+        "scale-up GB/s",
+        "MIG",
+    ]);
+    for g in rows {
+        t.add_row(vec![
+            g.name.clone(),
+            g.architecture.clone(),
+            format!("{:.0}", g.memory_gib),
+            format!("{:.0}", g.memory_bandwidth_gbps),
+            opt(g.half_tflops(), 0),
+            opt(g.fp8_tflops, 0),
+            opt(g.fp4_tflops, 0),
+            if g.pcie_only() {
+                "PCIe".into()
+            } else {
+                format!("{:.0}", g.nvlink_gbps)
+            },
+            g.mig_max_instances.to_string(),
+        ]);
+    }
+    println!("{t}");
+    Ok(())
+}
+
+fn offerings(
+    catalog: &Catalog,
+    gpu: Option<String>,
+    provider: Option<String>,
+    region: Option<String>,
+    limit: usize,
+    json: bool,
+) -> CliResult {
+    let gpu_name = match gpu {
+        Some(g) => Some(
+            catalog
+                .gpu(&g)
+                .map_err(|e| CliError::bad(format!("--gpu: {e}")))?
+                .name
+                .clone(),
+        ),
+        None => None,
+    };
+    let provider = provider.map(|p| p.to_ascii_lowercase());
+    if let Some(p) = &provider {
+        if !catalog.providers().contains(p) {
+            return Err(CliError::bad(format!(
+                "--provider: unknown provider `{p}`; expected one of {}",
+                catalog.providers().join(", ")
+            )));
+        }
+    }
+    let pattern = match region {
+        Some(r) => Some(
+            glob::Pattern::new(&r)
+                .map_err(|e| CliError::bad(format!("--region `{r}`: not a valid glob: {e}")))?,
+        ),
+        None => None,
+    };
+    let rows: Vec<_> = catalog
+        .offerings()
+        .iter()
+        .filter(|o| gpu_name.as_ref().is_none_or(|g| o.gpu.as_ref() == Some(g)))
+        .filter(|o| provider.as_ref().is_none_or(|p| &o.provider == p))
+        .filter(|o| pattern.as_ref().is_none_or(|p| p.matches(&o.region)))
+        .take(if limit == 0 { usize::MAX } else { limit })
+        .collect();
+    if json {
+        return print_json(&rows);
+    }
+    let mut t = table(&[
+        "provider",
+        "instance",
+        "GPU",
+        "count",
+        "region",
+        "$/h",
+        "spot $/h",
+        "interconnect",
+        "price snapshot",
+    ]);
+    for o in &rows {
+        t.add_row(vec![
+            o.provider.clone(),
+            o.instance_type.clone(),
+            o.gpu
+                .clone()
+                .unwrap_or_else(|| format!("{} (no spec)", o.accelerator)),
+            format!("{}", o.accelerator_count),
+            o.region.clone(),
+            opt(o.price_per_hour, 2),
+            opt(o.spot_price_per_hour, 2),
+            o.interconnect.clone(),
+            o.snapshot_date().unwrap_or("undated").to_string(),
+        ]);
+    }
+    println!("{t}");
+    println!(
+        "{} offerings shown, cheapest first (USD per instance-hour, list price).",
+        rows.len()
+    );
+    Ok(())
+}
+
+#[derive(Serialize)]
+struct Unresolved<'a> {
+    accelerator: &'a str,
+    offerings: usize,
+    reason: &'static str,
+}
+
+fn unresolved_list(catalog: &Catalog, json: bool) -> CliResult {
+    let rows: Vec<Unresolved> = catalog
+        .unresolved_accelerators()
+        .iter()
+        .map(|(a, n)| Unresolved {
+            accelerator: a,
+            offerings: *n,
+            reason: "no published vendor spec in gpus.csv: left out of plans",
+        })
+        .collect();
+    if json {
+        return print_json(&rows);
+    }
+    let mut t = table(&["accelerator", "offerings", "why excluded"]);
+    for r in &rows {
+        t.add_row(vec![
+            r.accelerator.to_string(),
+            r.offerings.to_string(),
+            r.reason.to_string(),
+        ]);
+    }
+    println!("{t}");
+    Ok(())
+}
+
+#[derive(Serialize)]
+struct ModelRow<'a> {
+    #[serde(flatten)]
+    model: &'a gpuplan_catalog::ModelArch,
+    total_params: u64,
+    active_params: u64,
+}
+
+fn models(catalog: &Catalog, json: bool) -> CliResult {
+    if json {
+        let rows: Vec<_> = catalog
+            .models()
+            .iter()
+            .map(|m| ModelRow {
+                model: m,
+                total_params: m.params().total(),
+                active_params: m.params().active(),
+            })
+            .collect();
+        return print_json(&rows);
+    }
+    let mut t = table(&[
+        "model",
+        "params (B)",
+        "active (B)",
+        "layers",
+        "hidden",
+        "heads/kv",
+        "KV KiB/token bf16",
+        "context",
+        "kind",
+    ]);
+    for m in catalog.models() {
+        let p = m.params();
+        let kind = match (&m.moe, &m.mla, &m.encoder) {
+            (_, _, Some(_)) => "encoder-decoder".to_string(),
+            (Some(moe), Some(_), _) => {
+                format!("MoE {}×top{} + MLA", moe.num_experts, moe.experts_per_token)
+            }
+            (Some(moe), None, _) => format!("MoE {}×top{}", moe.num_experts, moe.experts_per_token),
+            _ => "dense".to_string(),
+        };
+        t.add_row(vec![
+            m.id.clone(),
+            format!("{:.2}", p.total() as f64 / 1e9),
+            format!("{:.2}", p.active() as f64 / 1e9),
+            m.num_layers.to_string(),
+            m.hidden_size.to_string(),
+            format!("{}/{}", m.num_attention_heads, m.num_kv_heads),
+            format!(
+                "{:.0}",
+                (m.num_layers * m.kv_elements_per_token_per_layer() * 2) as f64 / 1024.0
+            ),
+            m.max_position_embeddings.to_string(),
+            kind,
+        ]);
+    }
+    println!("{t}");
+    Ok(())
+}

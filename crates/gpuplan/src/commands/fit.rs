@@ -1,0 +1,256 @@
+//! `gpuplan fit`: does a model fit, and how is each GPU's memory used.
+
+use super::{print_json, table};
+use crate::cli::{FitCmd, MethodArg, RecomputeArg};
+use crate::error::{CliError, CliResult};
+use crate::load;
+use gpuplan_catalog::{Catalog, Precision};
+use gpuplan_core::{
+    inference_memory, training_memory, EngineLimits, FineTuneMethod, InferenceMemoryInput, Layout,
+    MemoryBreakdown, Optimizer, PipelineSchedule, Recompute, TrainingMemoryInput,
+};
+use serde::Serialize;
+
+/// The `fit --json` document (field names are a contract).
+#[derive(Serialize)]
+struct FitReport {
+    fits: bool,
+    mode: &'static str,
+    model: String,
+    gpu: String,
+    gpu_count: u32,
+    tp: u32,
+    pp: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    dp: Option<u32>,
+    precision: Precision,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    kv_precision: Option<Precision>,
+    gpu_memory_gib: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    budget_gib: Option<f64>,
+    per_gpu: MemoryBreakdown,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    kv_cache_bytes_per_token: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    kv_cache_tokens: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    context_len: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_concurrent_sequences: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    trainable_params: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reason: Option<String>,
+}
+
+/// Parses a precision flag.
+pub fn precision_arg(flag: &str, value: &str) -> CliResult<Precision> {
+    value
+        .parse::<Precision>()
+        .map_err(|e| CliError::bad(format!("{flag}: {e}")))
+}
+
+pub fn run(catalog: &Catalog, cmd: FitCmd) -> CliResult {
+    let model = load::model(catalog, &cmd.model)?;
+    let gpu = catalog
+        .gpu(&cmd.gpu)
+        .map_err(|e| CliError::bad(format!("--gpu: {e}")))?;
+    let precision = precision_arg("--precision", &cmd.precision)?;
+    let kv_precision = match &cmd.kv_precision {
+        Some(p) => precision_arg("--kv-precision", p)?,
+        None if precision == Precision::Fp8 => Precision::Fp8,
+        None => Precision::Bf16,
+    };
+    if cmd.pp == 0 {
+        return Err(CliError::bad("--pp 0: expected a whole number >= 1"));
+    }
+    let report = if cmd.training {
+        let tp = cmd.tp.unwrap_or(1);
+        let dp = match (cmd.dp, cmd.count) {
+            (Some(dp), _) => dp,
+            (None, Some(count)) => count / (tp * cmd.pp).max(1),
+            (None, None) => 1,
+        };
+        let count = cmd.count.unwrap_or(tp * cmd.pp * dp);
+        if tp == 0 || dp == 0 || tp * cmd.pp * dp != count {
+            return Err(CliError::bad(format!(
+                "--count {count}: must equal tp × pp × dp = {tp} × {} × {dp}",
+                cmd.pp
+            )));
+        }
+        let method = match cmd.method {
+            MethodArg::Full => FineTuneMethod::Full,
+            MethodArg::Lora => FineTuneMethod::Lora {
+                rank: cmd.lora_rank,
+                all_linear: !cmd.lora_attention_only,
+            },
+            MethodArg::Qlora => FineTuneMethod::Qlora {
+                rank: cmd.lora_rank,
+                all_linear: !cmd.lora_attention_only,
+            },
+        };
+        if cmd.lora_rank == 0 {
+            return Err(CliError::bad("--lora-rank 0: expected a whole number >= 1"));
+        }
+        let mem = training_memory(&TrainingMemoryInput {
+            model: &model,
+            gpu,
+            layout: Layout { tp, pp: cmd.pp },
+            dp,
+            zero: cmd.zero,
+            micro_batch: cmd.micro_batch,
+            seq_len: cmd.seq_len,
+            micro_batches: cmd.micro_batches.unwrap_or(u64::from(cmd.pp)),
+            schedule: PipelineSchedule::OneFOneB,
+            recompute: match cmd.recompute {
+                RecomputeArg::None => Recompute::None,
+                RecomputeArg::Selective => Recompute::Selective,
+                RecomputeArg::Full => Recompute::Full,
+            },
+            precision,
+            method,
+            optimizer: if cmd.adam_8bit {
+                Optimizer::Adam8bit
+            } else {
+                Optimizer::Adam
+            },
+            fused_loss: cmd.fused_loss,
+        })?;
+        FitReport {
+            fits: mem.fits,
+            mode: "training",
+            model: model.id.clone(),
+            gpu: gpu.name.clone(),
+            gpu_count: count,
+            tp,
+            pp: cmd.pp,
+            dp: Some(dp),
+            precision,
+            kv_precision: None,
+            gpu_memory_gib: mem.gpu_memory_gib,
+            budget_gib: None,
+            per_gpu: mem.per_gpu,
+            kv_cache_bytes_per_token: None,
+            kv_cache_tokens: None,
+            context_len: None,
+            max_concurrent_sequences: None,
+            trainable_params: Some(mem.trainable_params),
+            reason: mem.reason,
+        }
+    } else {
+        let count = cmd.count.unwrap_or(cmd.tp.unwrap_or(1) * cmd.pp);
+        let tp = cmd.tp.unwrap_or(count / cmd.pp.max(1));
+        if tp == 0 || tp * cmd.pp != count {
+            return Err(CliError::bad(format!(
+                "--count {count}: an inference replica must have tp × pp = count GPUs (tp {tp}, pp {}); use --tp/--pp to split {count} GPUs",
+                cmd.pp
+            )));
+        }
+        if cmd.context <= 0 {
+            return Err(CliError::bad(format!(
+                "--context {}: expected a whole number of tokens >= 1",
+                cmd.context
+            )));
+        }
+        let mem = inference_memory(&InferenceMemoryInput {
+            model: &model,
+            gpu,
+            layout: Layout { tp, pp: cmd.pp },
+            precision,
+            kv_precision,
+            context_len: cmd.context as u64,
+            limits: EngineLimits {
+                memory_utilization: cmd.memory_utilization,
+                max_batched_tokens: cmd.max_batched_tokens,
+                ..EngineLimits::default()
+            },
+        })?;
+        FitReport {
+            fits: mem.fits,
+            mode: "inference",
+            model: model.id.clone(),
+            gpu: gpu.name.clone(),
+            gpu_count: count,
+            tp,
+            pp: cmd.pp,
+            dp: None,
+            precision,
+            kv_precision: Some(kv_precision),
+            gpu_memory_gib: mem.gpu_memory_gib,
+            budget_gib: Some(mem.budget_gib),
+            per_gpu: mem.per_gpu,
+            kv_cache_bytes_per_token: Some(mem.kv_cache_bytes_per_token),
+            kv_cache_tokens: Some(mem.kv_cache_tokens),
+            context_len: Some(cmd.context as u64),
+            max_concurrent_sequences: Some(mem.max_concurrent_sequences),
+            trainable_params: None,
+            reason: mem.reason,
+        }
+    };
+    if cmd.json {
+        print_json(&report)?;
+    } else {
+        print_human(&report);
+    }
+    if report.fits {
+        Ok(())
+    } else {
+        Err(CliError::Infeasible)
+    }
+}
+
+fn print_human(r: &FitReport) {
+    let verdict = if r.fits { "FITS" } else { "DOES NOT FIT" };
+    let split = match r.dp {
+        Some(dp) => format!("TP{} × PP{} × DP{}", r.tp, r.pp, dp),
+        None => format!("TP{} × PP{}", r.tp, r.pp),
+    };
+    println!(
+        "{verdict}: {} ({}) on {} × {} [{split}], {} weights",
+        r.model, r.mode, r.gpu_count, r.gpu, r.precision
+    );
+    let mut t = table(&["per GPU", "GiB"]);
+    let b = &r.per_gpu;
+    let mut rows = vec![("weights", b.weights_gib)];
+    if r.mode == "inference" {
+        rows.push(("activation workspace", b.activations_gib));
+        rows.push(("runtime overhead", b.overhead_gib));
+        rows.push(("KV cache (what is left)", b.kv_cache_gib));
+    } else {
+        rows.push(("gradients", b.gradients_gib));
+        rows.push(("optimizer states", b.optimizer_gib));
+        rows.push(("activations + loss", b.activations_gib));
+        rows.push(("allocator + CUDA/NCCL", b.overhead_gib));
+    }
+    rows.push(("total", b.total_gib));
+    for (k, v) in rows {
+        t.add_row(vec![k.to_string(), format!("{v:.2}")]);
+    }
+    println!("{t}");
+    match r.budget_gib {
+        Some(budget) => println!(
+            "GPU memory {:.1} GiB, engine budget {:.1} GiB.",
+            r.gpu_memory_gib, budget
+        ),
+        None => println!("GPU memory {:.1} GiB.", r.gpu_memory_gib),
+    }
+    if let (Some(kv), Some(tokens), Some(ctx), Some(seqs)) = (
+        r.kv_cache_bytes_per_token,
+        r.kv_cache_tokens,
+        r.context_len,
+        r.max_concurrent_sequences,
+    ) {
+        println!(
+            "KV cache: {:.0} KiB per token ({}), {tokens} tokens per replica = {seqs} concurrent sequences of {ctx} tokens.",
+            kv / 1024.0,
+            r.kv_precision.map(|p| p.to_string()).unwrap_or_default()
+        );
+    }
+    if let Some(p) = r.trainable_params {
+        println!("Trainable parameters: {:.3} B.", p as f64 / 1e9);
+    }
+    if let Some(reason) = &r.reason {
+        println!("Why not: {reason}");
+    }
+}

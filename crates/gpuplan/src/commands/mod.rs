@@ -1,0 +1,40 @@
+//! One module per verb.
+
+mod catalog;
+mod fit;
+
+use crate::cli::{Cli, Command};
+use crate::error::CliResult;
+use crate::load;
+
+/// Runs the parsed command line.
+pub fn run(cli: Cli) -> CliResult {
+    let catalog = load::catalog(&cli.catalog)?;
+    match cli.command {
+        Command::Catalog(cmd) => catalog::run(&catalog, cmd),
+        Command::Fit(cmd) => fit::run(&catalog, cmd),
+    }
+}
+
+/// A table with the CLI's house style.
+pub(crate) fn table(header: &[&str]) -> comfy_table::Table {
+    let mut t = comfy_table::Table::new();
+    t.load_style(comfy_table::presets::UTF8_HORIZONTAL_ONLY)
+        .set_content_arrangement(comfy_table::ContentArrangement::Disabled)
+        .set_header(header.iter().copied());
+    t
+}
+
+/// Prints a value as pretty JSON.
+pub(crate) fn print_json<T: serde::Serialize>(value: &T) -> CliResult {
+    let text = serde_json::to_string_pretty(value)
+        .map_err(|e| crate::error::CliError::bad(format!("cannot encode JSON: {e}")))?;
+    println!("{text}");
+    Ok(())
+}
+
+/// Formats an optional number.
+pub(crate) fn opt(v: Option<f64>, decimals: usize) -> String {
+    v.map(|x| format!("{x:.decimals$}"))
+        .unwrap_or_else(|| "–".into())
+}

@@ -1,0 +1,58 @@
+//! The CLI's error type and exit codes.
+
+use std::fmt;
+
+/// Exit code: success.
+pub const EXIT_OK: i32 = 0;
+/// Exit code: the input is valid but nothing is feasible (does not fit, no plan).
+pub const EXIT_INFEASIBLE: i32 = 1;
+/// Exit code: bad input (unknown names, malformed files, out-of-range values).
+pub const EXIT_BAD_INPUT: i32 = 2;
+
+/// Everything that stops a command.
+#[derive(Debug)]
+pub enum CliError {
+    /// Bad input: the message names the file/flag, the field and what is expected.
+    BadInput(String),
+    /// Valid input, no feasible answer; the output has already been printed.
+    Infeasible,
+}
+
+impl CliError {
+    /// The process exit code for this error.
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            CliError::BadInput(_) => EXIT_BAD_INPUT,
+            CliError::Infeasible => EXIT_INFEASIBLE,
+        }
+    }
+
+    /// A bad-input error with a message.
+    pub fn bad(msg: impl Into<String>) -> Self {
+        CliError::BadInput(msg.into())
+    }
+}
+
+impl fmt::Display for CliError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CliError::BadInput(m) => write!(f, "{m}"),
+            CliError::Infeasible => write!(f, "no feasible answer"),
+        }
+    }
+}
+
+impl From<gpuplan_catalog::CatalogError> for CliError {
+    fn from(e: gpuplan_catalog::CatalogError) -> Self {
+        CliError::BadInput(e.to_string())
+    }
+}
+
+impl From<gpuplan_core::CoreError> for CliError {
+    fn from(e: gpuplan_core::CoreError) -> Self {
+        CliError::BadInput(e.to_string())
+    }
+}
+
+/// Result alias of the CLI.
+pub type CliResult<T = ()> = Result<T, CliError>;

@@ -1,0 +1,79 @@
+//! Reading user files (the I/O edge): catalog overrides, models from HF configs.
+
+use crate::cli::{CatalogArgs, ModelArgs};
+use crate::error::{CliError, CliResult};
+use gpuplan_catalog::{
+    import_hf_config, import_skypilot_vms, Catalog, CatalogBuilder, ModelArch, TableKind,
+};
+use std::path::Path;
+
+/// Reads a file, naming it in the error.
+pub fn read(path: &Path) -> CliResult<String> {
+    std::fs::read_to_string(path)
+        .map_err(|e| CliError::bad(format!("{}: cannot read: {e}", path.display())))
+}
+
+/// The bundled catalog with the user's overrides applied.
+pub fn catalog(args: &CatalogArgs) -> CliResult<Catalog> {
+    let mut b = CatalogBuilder::embedded()?;
+    if let Some(dir) = &args.catalog {
+        if !dir.is_dir() {
+            return Err(CliError::bad(format!(
+                "--catalog {}: not a directory (expected a folder with any of gpus.csv, cloud_offerings.csv, models.csv ...)",
+                dir.display()
+            )));
+        }
+        let mut found = 0;
+        for kind in TableKind::ALL {
+            let path = dir.join(kind.file_name());
+            if path.exists() {
+                b.extend(kind, &path.display().to_string(), &read(&path)?)?;
+                found += 1;
+            }
+        }
+        if found == 0 {
+            return Err(CliError::bad(format!(
+                "--catalog {}: contains none of gpus.csv, gpu_aliases.csv, mig_profiles.csv, cloud_offerings.csv, regions.csv, models.csv",
+                dir.display()
+            )));
+        }
+    }
+    for (path, kind) in [
+        (&args.gpus, TableKind::Gpus),
+        (&args.offerings, TableKind::Offerings),
+        (&args.models, TableKind::Models),
+    ] {
+        if let Some(path) = path {
+            b.extend(kind, &path.display().to_string(), &read(path)?)?;
+        }
+    }
+    if let (Some(path), Some(provider)) = (&args.skypilot_vms, &args.skypilot_provider) {
+        let rows = import_skypilot_vms(&path.display().to_string(), &read(path)?, provider)?;
+        b.replace_provider_offerings(provider, rows);
+    }
+    Ok(b.build()?)
+}
+
+/// The model named by `--model` or built from `--hf-config`.
+pub fn model(catalog: &Catalog, args: &ModelArgs) -> CliResult<ModelArch> {
+    match (&args.model, &args.hf_config) {
+        (_, Some(path)) => {
+            let id = path
+                .parent()
+                .and_then(|p| p.file_name())
+                .and_then(|n| n.to_str())
+                .unwrap_or("hf-model")
+                .to_string();
+            let id = args.model.clone().unwrap_or(id);
+            Ok(import_hf_config(
+                &path.display().to_string(),
+                &read(path)?,
+                &id,
+            )?)
+        }
+        (Some(name), None) => Ok(catalog
+            .model(name)
+            .map_err(|e| CliError::bad(format!("--model: {e}")))?),
+        (None, None) => Err(CliError::bad("--model or --hf-config is required")),
+    }
+}

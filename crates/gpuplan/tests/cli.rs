@@ -1,0 +1,328 @@
+//! Integration tests of the `gpuplan` binary: contracts, exit codes, errors.
+
+use std::process::Command;
+
+struct Out {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+fn gpuplan(args: &[&str]) -> Out {
+    let out = Command::new(env!("CARGO_BIN_EXE_gpuplan"))
+        .args(args)
+        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+        .output()
+        .expect("runs");
+    Out {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+fn json(out: &Out) -> serde_json::Value {
+    serde_json::from_str(&out.stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {}", out.stdout))
+}
+
+#[test]
+fn fit_llama70b_bf16_on_one_h100_does_not_fit() {
+    let out = gpuplan(&[
+        "fit",
+        "--model",
+        "llama-3.1-70b",
+        "--gpu",
+        "H100",
+        "--precision",
+        "bf16",
+        "--json",
+    ]);
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    let v = json(&out);
+    assert_eq!(v["fits"], false);
+    let w = v["per_gpu"]["weights_gib"].as_f64().unwrap();
+    assert!((w - 131.4).abs() < 0.1, "{w}");
+    assert!(v["reason"].as_str().unwrap().contains("131.4"));
+    for key in [
+        "gpu",
+        "gpu_memory_gib",
+        "kv_cache_bytes_per_token",
+        "max_concurrent_sequences",
+    ] {
+        assert!(!v[key].is_null(), "missing {key}");
+    }
+    for key in [
+        "weights_gib",
+        "kv_cache_gib",
+        "activations_gib",
+        "gradients_gib",
+        "optimizer_gib",
+        "overhead_gib",
+        "total_gib",
+    ] {
+        assert!(v["per_gpu"][key].is_number(), "missing per_gpu.{key}");
+    }
+}
+
+#[test]
+fn fit_llama70b_tp2_fits_with_kv_room() {
+    let out = gpuplan(&[
+        "fit",
+        "--model",
+        "llama-3.1-70b",
+        "--gpu",
+        "H100",
+        "--count",
+        "2",
+        "--tp",
+        "2",
+        "--json",
+    ]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let v = json(&out);
+    assert_eq!(v["fits"], true);
+    let kv = v["per_gpu"]["kv_cache_gib"].as_f64().unwrap();
+    assert!(kv > 1.5 && kv < 6.0, "{kv}");
+}
+
+#[test]
+fn fit_llama70b_fp8_fits_with_small_kv_room() {
+    let out = gpuplan(&[
+        "fit",
+        "--model",
+        "llama-3.1-70b",
+        "--gpu",
+        "H100",
+        "--precision",
+        "fp8",
+        "--json",
+    ]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let v = json(&out);
+    assert_eq!(v["fits"], true);
+    assert!(v["per_gpu"]["kv_cache_gib"].as_f64().unwrap() < 2.0);
+}
+
+#[test]
+fn fit_training_reports_all_components() {
+    let out = gpuplan(&[
+        "fit",
+        "--training",
+        "--model",
+        "llama-3.1-8b",
+        "--gpu",
+        "H100",
+        "--count",
+        "8",
+        "--dp",
+        "8",
+        "--zero",
+        "3",
+        "--micro-batch",
+        "1",
+        "--seq-len",
+        "4096",
+        "--recompute",
+        "full",
+        "--json",
+    ]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let v = json(&out);
+    assert!(v["per_gpu"]["optimizer_gib"].as_f64().unwrap() > 0.0);
+    assert!(v["per_gpu"]["gradients_gib"].as_f64().unwrap() > 0.0);
+}
+
+#[test]
+fn unknown_model_and_gpu_suggest_names() {
+    let out = gpuplan(&["fit", "--model", "llama-3.1-7b", "--gpu", "H100"]);
+    assert_eq!(out.code, 2);
+    assert!(
+        out.stderr.contains("did you mean") && out.stderr.contains("llama-3.1-"),
+        "{}",
+        out.stderr
+    );
+    let out = gpuplan(&["fit", "--model", "llama-3.1-8b", "--gpu", "H1OO"]);
+    assert_eq!(out.code, 2);
+    assert!(
+        out.stderr.contains("--gpu") && out.stderr.contains("H100"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn nonsense_values_exit_2_with_what_is_allowed() {
+    let out = gpuplan(&[
+        "fit",
+        "--model",
+        "llama-3.1-70b",
+        "--gpu",
+        "H100",
+        "--count",
+        "3",
+        "--tp",
+        "3",
+    ]);
+    assert_eq!(out.code, 2);
+    assert!(out.stderr.contains("divisor"), "{}", out.stderr);
+    let out = gpuplan(&[
+        "fit",
+        "--model",
+        "llama-3.1-70b",
+        "--gpu",
+        "H100",
+        "--count",
+        "2",
+        "--tp",
+        "4",
+    ]);
+    assert_eq!(out.code, 2);
+    assert!(out.stderr.contains("--count 2"), "{}", out.stderr);
+    let out = gpuplan(&[
+        "fit",
+        "--model",
+        "llama-3.1-8b",
+        "--gpu",
+        "H100",
+        "--context",
+        "-5",
+    ]);
+    assert_eq!(out.code, 2);
+    assert!(out.stderr.contains("--context -5"), "{}", out.stderr);
+    let out = gpuplan(&[
+        "fit",
+        "--model",
+        "llama-3.1-8b",
+        "--gpu",
+        "H100",
+        "--precision",
+        "fp7",
+    ]);
+    assert_eq!(out.code, 2);
+    assert!(
+        out.stderr.contains("fp7") && out.stderr.contains("bf16"),
+        "{}",
+        out.stderr
+    );
+    let out = gpuplan(&[
+        "fit",
+        "--model",
+        "llama-3.1-8b",
+        "--gpu",
+        "H100",
+        "--memory-utilization",
+        "1.5",
+    ]);
+    assert_eq!(out.code, 2);
+    assert!(out.stderr.contains("memory_utilization"), "{}", out.stderr);
+}
+
+#[test]
+fn malformed_user_files_name_file_line_and_field() {
+    let dir = std::env::temp_dir().join(format!("gpuplan-cli-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let bad = dir.join("cloud_offerings.csv");
+    std::fs::write(&bad, "provider,instance_type,accelerator,accelerator_count,region,price_per_hour\naws,p5,H100,eight,us-east-1,98\n").unwrap();
+    let out = gpuplan(&["catalog", "offerings", "--offerings", bad.to_str().unwrap()]);
+    assert_eq!(out.code, 2);
+    assert!(
+        out.stderr
+            .contains("cloud_offerings.csv, line 2, field `accelerator_count`"),
+        "{}",
+        out.stderr
+    );
+    let cfg = dir.join("config.json");
+    std::fs::write(&cfg, "{\"model_type\": \"llama\", ").unwrap();
+    let out = gpuplan(&["fit", "--hf-config", cfg.to_str().unwrap(), "--gpu", "H100"]);
+    assert_eq!(out.code, 2);
+    assert!(
+        out.stderr.contains("config.json") && out.stderr.contains("malformed"),
+        "{}",
+        out.stderr
+    );
+    let out = gpuplan(&[
+        "catalog",
+        "gpus",
+        "--catalog",
+        dir.join("missing").to_str().unwrap(),
+    ]);
+    assert_eq!(out.code, 2);
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn hf_config_import_works_from_the_cli() {
+    let out = gpuplan(&[
+        "fit",
+        "--hf-config",
+        "crates/gpuplan-catalog/tests/fixtures/hf/mixtral-8x7b.json",
+        "--gpu",
+        "H100",
+        "--count",
+        "2",
+        "--tp",
+        "2",
+        "--json",
+    ]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let w = json(&out)["per_gpu"]["weights_gib"].as_f64().unwrap();
+    // 46.70B params · 2 bytes / 2 GPUs = 43.5 GiB
+    assert!((w - 43.5).abs() < 0.2, "{w}");
+}
+
+#[test]
+fn catalog_offerings_filter_and_sort() {
+    let out = gpuplan(&[
+        "catalog",
+        "offerings",
+        "--gpu",
+        "h100",
+        "--provider",
+        "aws",
+        "--region",
+        "us-*",
+        "--json",
+        "--limit",
+        "0",
+    ]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let v = json(&out);
+    let rows = v.as_array().unwrap();
+    assert!(!rows.is_empty());
+    let mut last = 0.0;
+    for r in rows {
+        assert_eq!(r["provider"], "aws");
+        assert_eq!(r["gpu"], "H100-SXM-80GB");
+        assert!(r["region"].as_str().unwrap().starts_with("us-"));
+        let p = r["price_per_hour"]
+            .as_f64()
+            .or(r["spot_price_per_hour"].as_f64())
+            .unwrap();
+        assert!(p >= last);
+        last = p;
+    }
+    let out = gpuplan(&["catalog", "offerings", "--provider", "awz"]);
+    assert_eq!(out.code, 2);
+    assert!(out.stderr.contains("aws"), "{}", out.stderr);
+}
+
+#[test]
+fn catalog_unresolved_lists_accelerators_without_specs() {
+    let out = gpuplan(&["catalog", "offerings", "--unresolved", "--json"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let v = json(&out);
+    for r in v.as_array().unwrap() {
+        assert!(r["offerings"].as_u64().unwrap() > 0);
+        assert!(r["reason"].as_str().unwrap().contains("left out of plans"));
+    }
+}
+
+#[test]
+fn catalog_models_lists_at_least_25() {
+    let out = gpuplan(&["catalog", "models", "--json"]);
+    assert_eq!(out.code, 0);
+    assert!(json(&out).as_array().unwrap().len() >= 25);
+    let out = gpuplan(&["catalog", "gpus"]);
+    assert_eq!(out.code, 0);
+    assert!(out.stdout.contains("H100-SXM-80GB"));
+}
