@@ -1,0 +1,540 @@
+//! Workload files: the raw shape as written (unknown fields are errors), then
+//! a validated [`InferenceWorkload`] built against the catalog.
+//!
+//! Every field and its default is documented in `docs/workload.md`.
+
+use crate::error::{CoreError, Result};
+use gpuplan_catalog::{Catalog, ModelArch, Precision};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// A workload file as written (TOML or JSON).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawWorkload {
+    /// A name for reports.
+    pub name: Option<String>,
+    /// `inference` (the only kind `plan` handles so far).
+    pub kind: String,
+    /// Which model, at which precisions.
+    pub model: RawModel,
+    /// Peak load and token lengths.
+    pub traffic: RawTraffic,
+    /// Latency targets (all optional).
+    #[serde(default)]
+    pub slo: RawSlo,
+    /// Where and on what it may run.
+    #[serde(default)]
+    pub constraints: RawConstraints,
+    /// Negotiated discounts and spot assumptions.
+    #[serde(default)]
+    pub pricing: RawPricing,
+    /// Serving-engine settings.
+    #[serde(default)]
+    pub engine: RawEngine,
+}
+
+/// `[model]`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawModel {
+    /// Catalog id, alias, HF repo id or parametric GPT id.
+    pub id: Option<String>,
+    /// Path of a Hugging Face config.json (relative to the workload file).
+    pub hf_config: Option<String>,
+    /// Weight precisions to consider (default bf16 and fp8).
+    pub precisions: Option<Vec<String>>,
+    /// KV-cache precision (default: fp8 with fp8 weights, else bf16).
+    pub kv_precision: Option<String>,
+}
+
+/// A token-length distribution: mean and p99, or a histogram.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawTokens {
+    /// Mean tokens.
+    pub mean: Option<f64>,
+    /// 99th-percentile tokens.
+    pub p99: Option<f64>,
+    /// `[[tokens, weight], ...]` instead of mean/p99.
+    pub histogram: Option<Vec<(f64, f64)>>,
+}
+
+/// `[traffic]`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawTraffic {
+    /// Peak arrival rate, requests per second.
+    pub requests_per_s: f64,
+    /// Mean arrival rate (default: half the peak), for cost at mean load.
+    pub mean_requests_per_s: Option<f64>,
+    /// Prompt tokens per request.
+    pub input_tokens: RawTokens,
+    /// Generated tokens per request.
+    pub output_tokens: RawTokens,
+    /// `poisson` (default) or `{ kind = "gamma", cv = 2.0 }`.
+    pub arrival: Option<RawArrival>,
+}
+
+/// Arrival process.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum RawArrival {
+    /// `"poisson"`.
+    Name(String),
+    /// `{ kind = "gamma", cv = 2.0 }`.
+    Gamma {
+        /// `gamma`.
+        kind: String,
+        /// Coefficient of variation of inter-arrival times (1 = Poisson).
+        cv: f64,
+    },
+}
+
+/// `[slo]`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawSlo {
+    /// 99th-percentile time to first token, ms.
+    pub ttft_ms_p99: Option<f64>,
+    /// 99th-percentile time per output token, ms.
+    pub tpot_ms_p99: Option<f64>,
+    /// 99th-percentile end-to-end latency, ms.
+    pub e2e_ms_p99: Option<f64>,
+}
+
+/// `[constraints]`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawConstraints {
+    /// Allowed providers (default all).
+    pub providers: Option<Vec<String>>,
+    /// Allowed regions, names or globs (`us-*`).
+    pub regions: Option<Vec<String>>,
+    /// Data residency by jurisdiction/continent: `EU`, `EEA`, `US`, `NA`, `AS`...
+    pub geo: Option<Vec<String>>,
+    /// Data residency by ISO country code.
+    pub countries: Option<Vec<String>>,
+    /// Allowed GPUs (any alias; default all).
+    pub gpus: Option<Vec<String>>,
+    /// Excluded GPUs.
+    pub exclude_gpus: Option<Vec<String>>,
+    /// Allow spot instances (default false).
+    pub spot: Option<bool>,
+    /// Minimum replicas, for availability (default 1).
+    pub min_replicas: Option<u32>,
+    /// Largest replica, GPUs (default 8 × instances with a fast fabric).
+    pub max_gpus_per_replica: Option<u32>,
+    /// Budget, USD per hour for the whole deployment.
+    pub max_usd_per_hour: Option<f64>,
+    /// Highest utilisation at peak a plan may run at (default 0.8 = 20% headroom).
+    pub max_utilization: Option<f64>,
+}
+
+/// `[pricing]`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawPricing {
+    /// Discount off on-demand list prices per provider, a fraction (`aws = 0.25`).
+    pub discounts: Option<BTreeMap<String, f64>>,
+    /// Expected spot preemptions per instance-hour (default 0.05).
+    pub spot_preemptions_per_hour: Option<f64>,
+    /// Minutes to replace a preempted instance and load the model (default 10).
+    pub spot_replacement_minutes: Option<f64>,
+}
+
+/// `[engine]`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawEngine {
+    /// vLLM `--gpu-memory-utilization` (default 0.90).
+    pub memory_utilization: Option<f64>,
+    /// vLLM `--max-num-batched-tokens` (default 8192).
+    pub max_batched_tokens: Option<u64>,
+}
+
+/// A token-length distribution reduced to what the models use.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct TokenStats {
+    /// Mean tokens.
+    pub mean: f64,
+    /// 99th-percentile tokens.
+    pub p99: f64,
+}
+
+/// Latency targets, ms at p99.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
+pub struct Slo {
+    /// TTFT p99, ms.
+    pub ttft_ms_p99: Option<f64>,
+    /// TPOT p99, ms.
+    pub tpot_ms_p99: Option<f64>,
+    /// End-to-end p99, ms.
+    pub e2e_ms_p99: Option<f64>,
+}
+
+impl Slo {
+    /// Whether any latency target is set (none = throughput-per-dollar batch work).
+    pub fn is_empty(&self) -> bool {
+        self.ttft_ms_p99.is_none() && self.tpot_ms_p99.is_none() && self.e2e_ms_p99.is_none()
+    }
+}
+
+/// Validated constraints.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Constraints {
+    /// Allowed providers (empty = all).
+    pub providers: Vec<String>,
+    /// Region globs (empty = all).
+    pub regions: Vec<String>,
+    /// Jurisdictions/continents (empty = anywhere).
+    pub geo: Vec<String>,
+    /// Countries (empty = anywhere).
+    pub countries: Vec<String>,
+    /// Allowed canonical GPU names (empty = all).
+    pub gpus: Vec<String>,
+    /// Excluded canonical GPU names.
+    pub exclude_gpus: Vec<String>,
+    /// Spot allowed.
+    pub spot: bool,
+    /// Minimum replicas.
+    pub min_replicas: u32,
+    /// Largest replica in GPUs.
+    pub max_gpus_per_replica: u32,
+    /// Budget, USD per hour.
+    pub max_usd_per_hour: Option<f64>,
+    /// Highest utilisation at peak.
+    pub max_utilization: f64,
+}
+
+/// Validated pricing assumptions.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Pricing {
+    /// Discount per provider (fraction off on-demand list).
+    pub discounts: BTreeMap<String, f64>,
+    /// Spot preemptions per instance-hour.
+    pub spot_preemptions_per_hour: f64,
+    /// Hours to replace a preempted instance.
+    pub spot_replacement_hours: f64,
+}
+
+/// A validated inference workload.
+#[derive(Debug, Clone)]
+pub struct InferenceWorkload {
+    /// Name for reports.
+    pub name: String,
+    /// The model.
+    pub model: ModelArch,
+    /// Weight precisions to consider.
+    pub precisions: Vec<Precision>,
+    /// Explicit KV precision, if any.
+    pub kv_precision: Option<Precision>,
+    /// Peak requests per second.
+    pub peak_requests_per_s: f64,
+    /// Mean requests per second.
+    pub mean_requests_per_s: f64,
+    /// Prompt tokens.
+    pub input_tokens: TokenStats,
+    /// Output tokens.
+    pub output_tokens: TokenStats,
+    /// Squared coefficient of variation of inter-arrival times (1 = Poisson).
+    pub arrival_cv2: f64,
+    /// Latency targets.
+    pub slo: Slo,
+    /// Constraints.
+    pub constraints: Constraints,
+    /// Pricing assumptions.
+    pub pricing: Pricing,
+    /// Engine memory utilisation.
+    pub memory_utilization: f64,
+    /// Engine max batched tokens.
+    pub max_batched_tokens: u64,
+}
+
+fn positive(field: &str, v: f64) -> Result<f64> {
+    if v.is_finite() && v > 0.0 {
+        Ok(v)
+    } else {
+        Err(CoreError::invalid(field, v.to_string(), "a number > 0"))
+    }
+}
+
+fn tokens(field: &str, raw: &RawTokens) -> Result<TokenStats> {
+    if let Some(h) = &raw.histogram {
+        if raw.mean.is_some() || raw.p99.is_some() {
+            return Err(CoreError::invalid(
+                field,
+                "histogram with mean/p99",
+                "either { mean, p99 } or { histogram }, not both",
+            ));
+        }
+        if h.is_empty() {
+            return Err(CoreError::invalid(
+                format!("{field}.histogram"),
+                "[]",
+                "[[tokens, weight], ...] with at least one bucket",
+            ));
+        }
+        let mut buckets = h.clone();
+        for (t, w) in &buckets {
+            positive(&format!("{field}.histogram tokens"), *t)?;
+            if !(w.is_finite() && *w >= 0.0) {
+                return Err(CoreError::invalid(
+                    format!("{field}.histogram weight"),
+                    w.to_string(),
+                    "a weight >= 0",
+                ));
+            }
+        }
+        let total: f64 = buckets.iter().map(|(_, w)| w).sum();
+        positive(&format!("{field}.histogram total weight"), total)?;
+        buckets.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let mean = buckets.iter().map(|(t, w)| t * w).sum::<f64>() / total;
+        let mut acc = 0.0;
+        let mut p99 = buckets.last().map(|b| b.0).unwrap_or(mean);
+        for (t, w) in &buckets {
+            acc += w / total;
+            if acc >= 0.99 {
+                p99 = *t;
+                break;
+            }
+        }
+        return Ok(TokenStats { mean, p99 });
+    }
+    let mean = positive(
+        &format!("{field}.mean"),
+        raw.mean.ok_or_else(|| {
+            CoreError::invalid(field, "(missing)", "{ mean = N, p99 = M } or { histogram = [[tokens, weight], ...] }")
+        })?,
+    )?;
+    let p99 = positive(&format!("{field}.p99"), raw.p99.unwrap_or(mean))?;
+    if p99 < mean {
+        return Err(CoreError::invalid(
+            format!("{field}.p99"),
+            p99.to_string(),
+            format!("at least the mean ({mean})"),
+        ));
+    }
+    Ok(TokenStats { mean, p99 })
+}
+
+impl RawWorkload {
+    /// Validates the workload against the catalog. `model` is the model when
+    /// the caller already resolved `hf_config` (file I/O happens at the edge).
+    pub fn validate(self, catalog: &Catalog, hf_model: Option<ModelArch>) -> Result<InferenceWorkload> {
+        if self.kind != "inference" {
+            return Err(CoreError::invalid(
+                "kind",
+                &self.kind,
+                "\"inference\" (training and fleet plans are not supported by `plan` yet)",
+            ));
+        }
+        let model = match (hf_model, &self.model.id, &self.model.hf_config) {
+            (Some(m), _, _) => m,
+            (None, Some(id), _) => catalog.model(id).map_err(|e| {
+                CoreError::invalid("model.id", id, e.to_string())
+            })?,
+            (None, None, _) => {
+                return Err(CoreError::invalid(
+                    "model",
+                    "(neither id nor hf_config)",
+                    "model.id = \"llama-3.1-70b\" or model.hf_config = \"config.json\"",
+                ))
+            }
+        };
+        let precisions = match &self.model.precisions {
+            Some(list) if list.is_empty() => {
+                return Err(CoreError::invalid("model.precisions", "[]", "at least one precision"))
+            }
+            Some(list) => list
+                .iter()
+                .map(|p| p.parse::<Precision>().map_err(|e| CoreError::invalid("model.precisions", p, e)))
+                .collect::<Result<Vec<_>>>()?,
+            None => vec![Precision::Bf16, Precision::Fp8],
+        };
+        let kv_precision = match &self.model.kv_precision {
+            Some(p) => Some(p.parse::<Precision>().map_err(|e| CoreError::invalid("model.kv_precision", p, e))?),
+            None => None,
+        };
+        let t = &self.traffic;
+        let peak = positive("traffic.requests_per_s", t.requests_per_s)?;
+        let mean_rate = match t.mean_requests_per_s {
+            Some(m) => {
+                let m = positive("traffic.mean_requests_per_s", m)?;
+                if m > peak {
+                    return Err(CoreError::invalid(
+                        "traffic.mean_requests_per_s",
+                        m.to_string(),
+                        format!("at most the peak requests_per_s ({peak})"),
+                    ));
+                }
+                m
+            }
+            None => peak / 2.0,
+        };
+        let arrival_cv2 = match &t.arrival {
+            None => 1.0,
+            Some(RawArrival::Name(n)) if n == "poisson" => 1.0,
+            Some(RawArrival::Name(n)) => {
+                return Err(CoreError::invalid(
+                    "traffic.arrival",
+                    n,
+                    "\"poisson\" or { kind = \"gamma\", cv = <number> }",
+                ))
+            }
+            Some(RawArrival::Gamma { kind, cv }) if kind == "gamma" => positive("traffic.arrival.cv", *cv)?.powi(2),
+            Some(RawArrival::Gamma { kind, .. }) => {
+                return Err(CoreError::invalid("traffic.arrival.kind", kind, "\"gamma\""))
+            }
+        };
+        let input_tokens = tokens("traffic.input_tokens", &t.input_tokens)?;
+        let output_tokens = tokens("traffic.output_tokens", &t.output_tokens)?;
+        let context = input_tokens.p99 + output_tokens.p99;
+        if context > model.max_position_embeddings as f64 {
+            return Err(CoreError::invalid(
+                "traffic.input_tokens.p99 + output_tokens.p99",
+                format!("{context}"),
+                format!("at most the model's context length ({})", model.max_position_embeddings),
+            ));
+        }
+        let slo = Slo {
+            ttft_ms_p99: self.slo.ttft_ms_p99.map(|v| positive("slo.ttft_ms_p99", v)).transpose()?,
+            tpot_ms_p99: self.slo.tpot_ms_p99.map(|v| positive("slo.tpot_ms_p99", v)).transpose()?,
+            e2e_ms_p99: self.slo.e2e_ms_p99.map(|v| positive("slo.e2e_ms_p99", v)).transpose()?,
+        };
+        let c = &self.constraints;
+        let known = catalog.providers();
+        let providers: Vec<String> = c.providers.clone().unwrap_or_default().iter().map(|p| p.to_ascii_lowercase()).collect();
+        for p in &providers {
+            if !known.contains(p) {
+                return Err(CoreError::invalid(
+                    "constraints.providers",
+                    p,
+                    format!("one of {}", known.join(", ")),
+                ));
+            }
+        }
+        let regions = c.regions.clone().unwrap_or_default();
+        for r in &regions {
+            glob::Pattern::new(r).map_err(|e| CoreError::invalid("constraints.regions", r, format!("a region name or glob ({e})")))?;
+        }
+        let geo: Vec<String> = c.geo.clone().unwrap_or_default().iter().map(|g| g.to_ascii_uppercase()).collect();
+        for g in &geo {
+            if !GEO_CODES.contains(&g.as_str()) {
+                return Err(CoreError::invalid(
+                    "constraints.geo",
+                    g,
+                    format!("one of {}", GEO_CODES.join(", ")),
+                ));
+            }
+        }
+        let countries: Vec<String> = c.countries.clone().unwrap_or_default().iter().map(|g| g.to_ascii_uppercase()).collect();
+        for cc in &countries {
+            if cc.len() != 2 || !cc.chars().all(|x| x.is_ascii_alphabetic()) {
+                return Err(CoreError::invalid("constraints.countries", cc, "ISO 3166 two-letter codes (DE, FR, US ...)"));
+            }
+        }
+        let resolve = |field: &str, list: &Option<Vec<String>>| -> Result<Vec<String>> {
+            list.clone()
+                .unwrap_or_default()
+                .iter()
+                .map(|g| {
+                    catalog
+                        .gpu(g)
+                        .map(|spec| spec.name.clone())
+                        .map_err(|e| CoreError::invalid(field, g, e.to_string()))
+                })
+                .collect()
+        };
+        let gpus = resolve("constraints.gpus", &c.gpus)?;
+        let exclude_gpus = resolve("constraints.exclude_gpus", &c.exclude_gpus)?;
+        let min_replicas = c.min_replicas.unwrap_or(1);
+        if min_replicas == 0 {
+            return Err(CoreError::invalid("constraints.min_replicas", "0", "a whole number >= 1"));
+        }
+        let max_gpus_per_replica = c.max_gpus_per_replica.unwrap_or(16);
+        if max_gpus_per_replica == 0 {
+            return Err(CoreError::invalid("constraints.max_gpus_per_replica", "0", "a whole number >= 1"));
+        }
+        let max_usd_per_hour = c.max_usd_per_hour.map(|v| positive("constraints.max_usd_per_hour", v)).transpose()?;
+        let max_utilization = c.max_utilization.unwrap_or(0.8);
+        if !(max_utilization > 0.0 && max_utilization < 1.0) {
+            return Err(CoreError::invalid(
+                "constraints.max_utilization",
+                max_utilization.to_string(),
+                "a fraction in (0, 1), e.g. 0.8 for 20% headroom",
+            ));
+        }
+        let mut discounts = BTreeMap::new();
+        for (p, d) in self.pricing.discounts.clone().unwrap_or_default() {
+            let p = p.to_ascii_lowercase();
+            if !known.contains(&p) {
+                return Err(CoreError::invalid("pricing.discounts", &p, format!("a provider: one of {}", known.join(", "))));
+            }
+            if !(0.0..1.0).contains(&d) {
+                return Err(CoreError::invalid(format!("pricing.discounts.{p}"), d.to_string(), "a fraction in [0, 1), e.g. 0.25 for 25% off"));
+            }
+            discounts.insert(p, d);
+        }
+        let preemptions = self.pricing.spot_preemptions_per_hour.unwrap_or(DEFAULT_SPOT_PREEMPTIONS_PER_HOUR);
+        if !(preemptions.is_finite() && preemptions >= 0.0) {
+            return Err(CoreError::invalid("pricing.spot_preemptions_per_hour", preemptions.to_string(), "a rate >= 0"));
+        }
+        let replacement_minutes = self.pricing.spot_replacement_minutes.unwrap_or(DEFAULT_SPOT_REPLACEMENT_MINUTES);
+        positive("pricing.spot_replacement_minutes", replacement_minutes)?;
+        let memory_utilization = self.engine.memory_utilization.unwrap_or(crate::memory::DEFAULT_MEMORY_UTILIZATION);
+        if !(memory_utilization > 0.0 && memory_utilization <= 1.0) {
+            return Err(CoreError::invalid("engine.memory_utilization", memory_utilization.to_string(), "a fraction in (0, 1]"));
+        }
+        let max_batched_tokens = self.engine.max_batched_tokens.unwrap_or(crate::memory::DEFAULT_MAX_BATCHED_TOKENS);
+        if max_batched_tokens < 256 {
+            return Err(CoreError::invalid("engine.max_batched_tokens", max_batched_tokens.to_string(), "at least 256"));
+        }
+        Ok(InferenceWorkload {
+            name: self.name.unwrap_or_else(|| model.id.clone()),
+            model,
+            precisions,
+            kv_precision,
+            peak_requests_per_s: peak,
+            mean_requests_per_s: mean_rate,
+            input_tokens,
+            output_tokens,
+            arrival_cv2,
+            slo,
+            constraints: Constraints {
+                providers,
+                regions,
+                geo,
+                countries,
+                gpus,
+                exclude_gpus,
+                spot: c.spot.unwrap_or(false),
+                min_replicas,
+                max_gpus_per_replica,
+                max_usd_per_hour,
+                max_utilization,
+            },
+            pricing: Pricing {
+                discounts,
+                spot_preemptions_per_hour: preemptions,
+                spot_replacement_hours: replacement_minutes / 60.0,
+            },
+            memory_utilization,
+            max_batched_tokens,
+        })
+    }
+}
+
+/// Jurisdictions and continents `constraints.geo` accepts.
+///
+/// `EU` and `EEA` are jurisdictions (member states); `EUROPE`, `NA`, `SA`,
+/// `AS`, `OC`, `AF` are continents; `US` is the country.
+pub const GEO_CODES: &[&str] = &["EU", "EEA", "EUROPE", "US", "NA", "SA", "AS", "OC", "AF"];
+
+/// Default expected spot preemptions per instance-hour: one every 20 hours, a
+/// deliberately pessimistic planning figure for scarce GPU spot capacity (no
+/// provider publishes a per-hour rate); set your own in `[pricing]`.
+pub const DEFAULT_SPOT_PREEMPTIONS_PER_HOUR: f64 = 0.05;
+
+/// Default minutes to replace a preempted instance and load the model.
+pub const DEFAULT_SPOT_REPLACEMENT_MINUTES: f64 = 10.0;
