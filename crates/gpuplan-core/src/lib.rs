@@ -20,12 +20,16 @@
 //! assert!(mem.fits);
 //! ```
 
+mod calibration;
 mod error;
 mod layout;
 mod memory;
+mod perf;
+mod serving;
 mod training_memory;
 mod validate;
 
+pub use calibration::{family, precision_class, Calibration, Factor, BUNDLED_CALIBRATION};
 pub use error::{CoreError, Result};
 pub use layout::{weight_bytes_per_gpu, Layout};
 pub use memory::{
@@ -34,11 +38,16 @@ pub use memory::{
     DEFAULT_MAX_BATCHED_TOKENS, DEFAULT_MAX_NUM_SEQS, DEFAULT_MEMORY_UTILIZATION, GIB,
     REPORTED_CAPACITY_FRACTION, RUNTIME_OVERHEAD_GIB,
 };
+pub use perf::{roofline, Bound, Deployment, IterationCost, IterationWork};
+pub use serving::{
+    block_tokens, burst, estimate, max_concurrency, steady_state, trtllm_bench_settings,
+    trtllm_bench_throughput, trtllm_kv_tokens, BurstResult, Estimate, SteadyState, KV_BLOCK_TOKENS,
+};
 pub use training_memory::{
     training_memory, FineTuneMethod, Optimizer, PipelineSchedule, Recompute, TrainingMemory,
     TrainingMemoryInput, ALLOCATOR_OVERHEAD_FRACTION,
 };
 pub use validate::{
-    number_after, percentile, summarize, validate, ErrorSummary, Prediction, ValidationReport,
-    ValidationRow, ValidationSummary,
+    calibration_loss, fit_calibration, number_after, percentile, predict_inference, summarize,
+    validate, ErrorSummary, Prediction, ValidationReport, ValidationRow, ValidationSummary,
 };

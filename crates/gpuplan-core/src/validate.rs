@@ -1,6 +1,9 @@
 //! `validate`: predict each published measurement and report the error.
 
+use crate::calibration::Calibration;
 use crate::layout::Layout;
+use crate::perf::Deployment;
+use crate::serving::{burst, trtllm_bench_throughput};
 use crate::training_memory::{
     training_memory, FineTuneMethod, Optimizer, PipelineSchedule, Recompute, TrainingMemoryInput,
 };
@@ -106,24 +109,14 @@ pub fn summarize<'a>(rows: impl Iterator<Item = &'a ValidationRow>) -> ErrorSumm
 /// A prediction (value and what bounds it) or the reason there is none.
 pub type Prediction = Result<(f64, Option<String>), String>;
 
-/// A predictor for one kind of row.
-pub type RowPredictor<'a> = &'a dyn Fn(&Catalog, &BenchmarkRow) -> Prediction;
-
-/// Predicts every row; `inference` predicts inference rows (None: skip them).
-pub fn validate(
-    catalog: &Catalog,
-    rows: &[BenchmarkRow],
-    inference: Option<RowPredictor<'_>>,
-) -> ValidationReport {
+/// Predicts every row with the given calibration.
+pub fn validate(catalog: &Catalog, rows: &[BenchmarkRow], cal: &Calibration) -> ValidationReport {
     let mut out: Vec<ValidationRow> = rows
         .iter()
         .map(|row| {
             let prediction = match row.kind {
                 BenchmarkKind::Memory => predict_memory(catalog, row),
-                BenchmarkKind::Inference => match inference {
-                    Some(f) => f(catalog, row),
-                    None => Err("inference model not enabled".to_string()),
-                },
+                BenchmarkKind::Inference => predict_inference(catalog, row, cal),
                 BenchmarkKind::Training => Err(
                     "training-throughput model not implemented yet (memory rows are predicted)"
                         .to_string(),
@@ -225,6 +218,97 @@ pub fn number_after(text: &str, key: &str) -> Option<u64> {
         .ok()
 }
 
+/// The number before `key` in `text` (`500-request burst` → 500).
+fn number_before(text: &str, key: &str) -> Option<u64> {
+    let lower = text.to_ascii_lowercase();
+    let at = lower.find(key)?;
+    let digits: String = lower[..at]
+        .chars()
+        .rev()
+        .take_while(|c| c.is_ascii_digit())
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+        .collect();
+    digits.parse().ok()
+}
+
+/// Inference rows: the engine and run type come from the framework and
+/// notes columns (trtllm-bench max-throughput runs; Triton bursts of N
+/// requests); the model, GPU, layout, precision and lengths from the row.
+pub fn predict_inference(catalog: &Catalog, row: &BenchmarkRow, cal: &Calibration) -> Prediction {
+    let (Some(input_len), Some(output_len)) = (row.input_len, row.output_len) else {
+        return Err("row gives no fixed input/output length (variable-length data set)".into());
+    };
+    let Some(tp) = row.tp else {
+        return Err("row does not state the parallel layout (TP/PP)".into());
+    };
+    let model = catalog.model(&row.model).map_err(|e| e.to_string())?;
+    let gpu = catalog.gpu(&row.gpu).map_err(|e| e.to_string())?;
+    let precision: Precision = row.precision.parse()?;
+    let notes = format!("{} {}", row.framework, row.notes).to_ascii_lowercase();
+    // FP8 and FP4 checkpoints of these engines keep an FP8 KV cache.
+    let kv_precision = match precision {
+        Precision::Fp8 | Precision::Fp4 => Precision::Fp8,
+        Precision::Fp32 => Precision::Fp32,
+        _ => Precision::Bf16,
+    };
+    let layout = Layout {
+        tp: tp as u32,
+        pp: row.pp.unwrap_or(1) as u32,
+    };
+    let dep = Deployment::new(&model, gpu, layout, precision, kv_precision, cal)
+        .map_err(|e| e.to_string())?;
+    if !notes.contains("tensorrt-llm") {
+        return Err(format!(
+            "engine `{}` is not modelled (TensorRT-LLM runs are)",
+            row.framework
+        ));
+    }
+    if notes.contains("burst") {
+        let requests = number_before(&notes, "-request burst").unwrap_or(500);
+        let b = burst(&model, gpu, &dep, cal, input_len, output_len, requests)
+            .map_err(|e| e.to_string())?;
+        let value = match row.metric.as_str() {
+            "tpot_ms" => b.tpot_ms,
+            "requests_per_s" => b.requests_per_s,
+            "output_tokens_per_s" => b.output_tokens_per_s,
+            other => return Err(format!("metric `{other}` is not predicted for bursts")),
+        };
+        return Ok((
+            value,
+            Some(format!(
+                "{}, peak {} in flight",
+                b.bound.label(),
+                b.peak_concurrency as u64
+            )),
+        ));
+    }
+    if row.batch_or_concurrency.is_some() {
+        return Err("fixed-concurrency TensorRT-LLM rows are not modelled yet".into());
+    }
+    let (state, limit) = trtllm_bench_throughput(&model, gpu, &dep, cal, input_len, output_len)
+        .map_err(|e| e.to_string())?;
+    let value = match row.metric.as_str() {
+        "output_tokens_per_s" => state.output_tokens_per_s,
+        "requests_per_s" => state.requests_per_s,
+        other => {
+            return Err(format!(
+                "metric `{other}` is not predicted for max-throughput runs"
+            ))
+        }
+    };
+    Ok((
+        value,
+        Some(format!(
+            "{}, {} by {}",
+            state.decode_bound.label(),
+            state.concurrency as u64,
+            limit.label()
+        )),
+    ))
+}
+
 /// Memory rows: parameter counts and peak training memory.
 fn predict_memory(catalog: &Catalog, row: &BenchmarkRow) -> Prediction {
     let model = catalog.model(&row.model).map_err(|e| e.to_string())?;
@@ -287,6 +371,88 @@ fn predict_memory(catalog: &Catalog, row: &BenchmarkRow) -> Prediction {
         }
         other => Err(format!("memory metric `{other}` is not predicted")),
     }
+}
+
+/// Robust loss of one row: soft-L1 on the log error with scale 0.1
+/// (quadratic below ~10% error, linear beyond, so a few odd rows cannot
+/// dominate the fit).
+fn soft_l1(log_error: f64) -> f64 {
+    const SCALE: f64 = 0.1;
+    let z = (log_error / SCALE).powi(2);
+    2.0 * ((1.0 + z).sqrt() - 1.0) * SCALE * SCALE
+}
+
+/// Total loss of a calibration over the predictable inference rows.
+pub fn calibration_loss(
+    catalog: &Catalog,
+    rows: &[&BenchmarkRow],
+    cal: &Calibration,
+) -> (f64, usize) {
+    use rayon::prelude::*;
+    rows.par_iter()
+        .filter_map(|row| {
+            predict_inference(catalog, row, cal)
+                .ok()
+                .map(|(p, _)| (p, row.value))
+        })
+        .filter(|(p, m)| *p > 0.0 && *m > 0.0 && p.is_finite())
+        .map(|(p, m)| (soft_l1((p / m).ln()), 1usize))
+        .reduce(|| (0.0, 0), |a, b| (a.0 + b.0, a.1 + b.1))
+}
+
+/// Fits the factors of `start` on the inference rows by bounded coordinate
+/// descent: each factor in turn is scaled up or down by a step while the
+/// loss falls; steps halve until below 0.1%. Deterministic and reproducible.
+/// Factors no row exercises (a family without rows) keep their value.
+pub fn fit_calibration(
+    catalog: &Catalog,
+    rows: &[BenchmarkRow],
+    start: &Calibration,
+) -> Calibration {
+    let inference: Vec<&BenchmarkRow> = rows
+        .iter()
+        .filter(|r| r.kind == BenchmarkKind::Inference)
+        .collect();
+    let mut cal = start.clone();
+    let (mut best, n_rows) = calibration_loss(catalog, &inference, &cal);
+    if n_rows == 0 {
+        return cal;
+    }
+    let mut steps: Vec<f64> = vec![0.2; cal.factors.len()];
+    for _sweep in 0..60 {
+        let mut improved = false;
+        #[allow(clippy::needless_range_loop)] // steps[i] and factors[i] move together
+        for i in 0..cal.factors.len() {
+            if steps[i] < 1e-3 {
+                continue;
+            }
+            let mut moved = false;
+            for direction in [1.0, -1.0] {
+                let f = &cal.factors[i];
+                let candidate = (f.value * (1.0 + direction * steps[i])).clamp(f.min, f.max);
+                if (candidate - f.value).abs() < 1e-12 {
+                    continue;
+                }
+                let old = f.value;
+                cal.factors[i].value = candidate;
+                let (loss, n) = calibration_loss(catalog, &inference, &cal);
+                if n == n_rows && loss < best - 1e-12 {
+                    best = loss;
+                    moved = true;
+                    improved = true;
+                    break;
+                }
+                cal.factors[i].value = old;
+            }
+            if !moved {
+                steps[i] /= 2.0;
+            }
+        }
+        if !improved && steps.iter().all(|s| *s < 1e-3) {
+            break;
+        }
+    }
+    cal
 }
 
 #[cfg(test)]

@@ -1,13 +1,13 @@
 //! The memory rows of the development benchmark set are reproduced.
 
 use gpuplan_catalog::{parse_benchmarks, BenchmarkKind, Catalog, BUNDLED_BENCHMARKS_DEV};
-use gpuplan_core::validate;
+use gpuplan_core::{validate, Calibration};
 
 #[test]
 fn memory_rows_of_benchmarks_dev_are_reproduced() {
     let catalog = Catalog::embedded().unwrap();
     let rows = parse_benchmarks("benchmarks_dev.csv", BUNDLED_BENCHMARKS_DEV).unwrap();
-    let report = validate(&catalog, &rows, None);
+    let report = validate(&catalog, &rows, &Calibration::bundled());
     let memory: Vec<_> = report
         .rows
         .iter()

@@ -68,6 +68,101 @@ pub enum Command {
     ///   gpuplan fit --training --model llama-3.1-70b --gpu A100-80GB --method qlora --lora-rank 16
     #[command(verbatim_doc_comment)]
     Fit(FitCmd),
+    /// Predict serving performance of one replica: TTFT, TPOT, throughput.
+    ///
+    /// Examples:
+    ///   gpuplan estimate --model llama-3.1-8b --gpu H100 --precision fp8 --input-len 1000 --output-len 1000
+    ///   gpuplan estimate --model llama-3.1-70b --gpu H100 --count 4 --tp 4 --precision bf16 \
+    ///       --input-len 2000 --output-len 300 --concurrency 32 --json
+    #[command(verbatim_doc_comment)]
+    Estimate(EstimateCmd),
+    /// Compare predictions with published measurements, worst rows first.
+    ///
+    /// Examples:
+    ///   gpuplan validate                       # the bundled development set
+    ///   gpuplan validate --benchmarks my.csv --kind inference --json
+    ///   gpuplan validate --fit --write-calibration data/calibration.csv
+    #[command(verbatim_doc_comment)]
+    Validate(ValidateCmd),
+}
+
+#[derive(Debug, Args)]
+pub struct EstimateCmd {
+    #[command(flatten)]
+    pub model: ModelArgs,
+    /// GPU name or alias.
+    #[arg(long)]
+    pub gpu: String,
+    /// GPUs in the replica (default tp × pp).
+    #[arg(long)]
+    pub count: Option<u32>,
+    /// Tensor-parallel degree (default: --count).
+    #[arg(long)]
+    pub tp: Option<u32>,
+    /// Pipeline-parallel degree.
+    #[arg(long, default_value_t = 1)]
+    pub pp: u32,
+    /// Weight precision: bf16, fp16, fp8, int8, int4, fp4.
+    #[arg(long, default_value = "bf16")]
+    pub precision: String,
+    /// KV-cache precision (default: fp8 with fp8/fp4 weights, else bf16).
+    #[arg(long)]
+    pub kv_precision: Option<String>,
+    /// Prompt tokens per request.
+    #[arg(long, allow_negative_numbers = true)]
+    pub input_len: i64,
+    /// Generated tokens per request.
+    #[arg(long, allow_negative_numbers = true)]
+    pub output_len: i64,
+    /// Sequences in flight (default: the most the KV cache and --max-num-seqs allow).
+    #[arg(long)]
+    pub concurrency: Option<u64>,
+    /// Engine batch cap (vLLM --max-num-seqs).
+    #[arg(long, default_value_t = 256)]
+    pub max_num_seqs: u64,
+    /// Engine tokens per iteration (vLLM --max-num-batched-tokens).
+    #[arg(long, default_value_t = 8192)]
+    pub max_batched_tokens: u64,
+    /// Engine memory utilisation cap (vLLM --gpu-memory-utilization).
+    #[arg(long, default_value_t = 0.90)]
+    pub memory_utilization: f64,
+    /// Calibration table (default: the bundled data/calibration.csv).
+    #[arg(long, value_name = "FILE")]
+    pub calibration: Option<PathBuf>,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Benchmark kinds on the command line.
+#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
+pub enum KindArg {
+    Inference,
+    Training,
+    Memory,
+}
+
+#[derive(Debug, Args)]
+pub struct ValidateCmd {
+    /// Benchmark CSV (DESIGN.md format); default: the bundled development set.
+    #[arg(long, value_name = "FILE")]
+    pub benchmarks: Option<PathBuf>,
+    /// Only rows of this kind.
+    #[arg(long, value_enum)]
+    pub kind: Option<KindArg>,
+    /// Calibration table (default: the bundled data/calibration.csv).
+    #[arg(long, value_name = "FILE")]
+    pub calibration: Option<PathBuf>,
+    /// Refit the efficiency factors on the inference rows of the file and
+    /// report the fitted table (bounded coordinate descent on log error).
+    #[arg(long)]
+    pub fit: bool,
+    /// With --fit: write the fitted factors to this CSV.
+    #[arg(long, value_name = "FILE", requires = "fit")]
+    pub write_calibration: Option<PathBuf>,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]

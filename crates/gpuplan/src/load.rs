@@ -77,3 +77,12 @@ pub fn model(catalog: &Catalog, args: &ModelArgs) -> CliResult<ModelArch> {
         (None, None) => Err(CliError::bad("--model or --hf-config is required")),
     }
 }
+
+/// The calibration table: the user's file or the bundled one.
+pub fn calibration(path: Option<&Path>) -> CliResult<gpuplan_core::Calibration> {
+    match path {
+        Some(p) => gpuplan_core::Calibration::parse(&read(p)?)
+            .map_err(|e| CliError::bad(format!("{}: {e}", p.display()))),
+        None => Ok(gpuplan_core::Calibration::bundled()),
+    }
+}

@@ -10,6 +10,20 @@ use error::{CliError, EXIT_OK};
 use std::io::Write;
 
 fn main() {
+    // A closed pipe (`gpuplan ... | head`) is not an error: stop quietly, as ripgrep does.
+    let default_hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let message = info
+            .payload()
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| info.payload().downcast_ref::<&str>().copied())
+            .unwrap_or("");
+        if message.contains("Broken pipe") {
+            std::process::exit(EXIT_OK);
+        }
+        default_hook(info);
+    }));
     let cli = cli::Cli::parse();
     let code = match commands::run(cli) {
         Ok(()) => EXIT_OK,

@@ -13,8 +13,8 @@ use serde::Serialize;
 
 /// The `fit --json` document (field names are a contract).
 #[derive(Serialize)]
-struct FitReport {
-    fits: bool,
+pub struct FitReport {
+    pub fits: bool,
     mode: &'static str,
     model: String,
     gpu: String,
@@ -44,6 +44,31 @@ struct FitReport {
     reason: Option<String>,
 }
 
+/// The replica layout from --count/--tp/--pp.
+pub fn replica_layout(count: Option<u32>, tp: Option<u32>, pp: u32) -> CliResult<Layout> {
+    if pp == 0 {
+        return Err(CliError::bad("--pp 0: expected a whole number >= 1"));
+    }
+    let count = count.unwrap_or(tp.unwrap_or(1) * pp);
+    let tp = tp.unwrap_or(count / pp);
+    if tp == 0 || tp * pp != count {
+        return Err(CliError::bad(format!(
+            "--count {count}: an inference replica must have tp × pp = count GPUs (tp {tp}, pp {pp}); use --tp/--pp to split {count} GPUs"
+        )));
+    }
+    Ok(Layout { tp, pp })
+}
+
+/// The KV precision flag, defaulting to FP8 with FP8/FP4 weights and BF16 otherwise.
+pub fn kv_precision_arg(value: Option<&str>, weights: Precision) -> CliResult<Precision> {
+    match value {
+        Some(p) => precision_arg("--kv-precision", p),
+        None if matches!(weights, Precision::Fp8 | Precision::Fp4) => Ok(Precision::Fp8),
+        None if weights == Precision::Fp32 => Ok(Precision::Fp32),
+        None => Ok(Precision::Bf16),
+    }
+}
+
 /// Parses a precision flag.
 pub fn precision_arg(flag: &str, value: &str) -> CliResult<Precision> {
     value
@@ -57,11 +82,7 @@ pub fn run(catalog: &Catalog, cmd: FitCmd) -> CliResult {
         .gpu(&cmd.gpu)
         .map_err(|e| CliError::bad(format!("--gpu: {e}")))?;
     let precision = precision_arg("--precision", &cmd.precision)?;
-    let kv_precision = match &cmd.kv_precision {
-        Some(p) => precision_arg("--kv-precision", p)?,
-        None if precision == Precision::Fp8 => Precision::Fp8,
-        None => Precision::Bf16,
-    };
+    let kv_precision = kv_precision_arg(cmd.kv_precision.as_deref(), precision)?;
     if cmd.pp == 0 {
         return Err(CliError::bad("--pp 0: expected a whole number >= 1"));
     }
@@ -139,14 +160,8 @@ pub fn run(catalog: &Catalog, cmd: FitCmd) -> CliResult {
             reason: mem.reason,
         }
     } else {
-        let count = cmd.count.unwrap_or(cmd.tp.unwrap_or(1) * cmd.pp);
-        let tp = cmd.tp.unwrap_or(count / cmd.pp.max(1));
-        if tp == 0 || tp * cmd.pp != count {
-            return Err(CliError::bad(format!(
-                "--count {count}: an inference replica must have tp × pp = count GPUs (tp {tp}, pp {}); use --tp/--pp to split {count} GPUs",
-                cmd.pp
-            )));
-        }
+        let layout = replica_layout(cmd.count, cmd.tp, cmd.pp)?;
+        let (count, tp) = (layout.gpus(), layout.tp);
         if cmd.context <= 0 {
             return Err(CliError::bad(format!(
                 "--context {}: expected a whole number of tokens >= 1",
@@ -156,7 +171,7 @@ pub fn run(catalog: &Catalog, cmd: FitCmd) -> CliResult {
         let mem = inference_memory(&InferenceMemoryInput {
             model: &model,
             gpu,
-            layout: Layout { tp, pp: cmd.pp },
+            layout,
             precision,
             kv_precision,
             context_len: cmd.context as u64,

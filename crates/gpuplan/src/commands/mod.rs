@@ -1,7 +1,9 @@
 //! One module per verb.
 
 mod catalog;
+mod estimate;
 mod fit;
+mod validate;
 
 use crate::cli::{Cli, Command};
 use crate::error::CliResult;
@@ -13,13 +15,15 @@ pub fn run(cli: Cli) -> CliResult {
     match cli.command {
         Command::Catalog(cmd) => catalog::run(&catalog, cmd),
         Command::Fit(cmd) => fit::run(&catalog, cmd),
+        Command::Estimate(cmd) => estimate::run(&catalog, cmd),
+        Command::Validate(cmd) => validate::run(&catalog, cmd),
     }
 }
 
 /// A table with the CLI's house style.
 pub(crate) fn table(header: &[&str]) -> comfy_table::Table {
     let mut t = comfy_table::Table::new();
-    t.load_style(comfy_table::presets::UTF8_HORIZONTAL_ONLY)
+    t.load_style(comfy_table::presets::UTF8_FULL_CONDENSED)
         .set_content_arrangement(comfy_table::ContentArrangement::Disabled)
         .set_header(header.iter().copied());
     t

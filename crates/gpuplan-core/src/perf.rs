@@ -1,0 +1,414 @@
+//! Per-iteration cost of a transformer serving engine on one replica.
+//!
+//! A [`Deployment`] fixes model × GPU × precision × layout and precomputes
+//! the per-token FLOP and byte coefficients, so that [`Deployment::iteration`]
+//! is a handful of multiplications: the planner calls it millions of times.
+
+use crate::calibration::Calibration;
+use crate::error::{CoreError, Result};
+use crate::layout::{weight_bytes_per_gpu, Layout};
+use crate::memory::kv_bytes_per_token_per_gpu;
+use gpuplan_catalog::{GpuSpec, ModelArch, Precision};
+use serde::Serialize;
+
+/// What limits an iteration (or a phase) most.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Bound {
+    /// Tensor-core FLOP/s.
+    Compute,
+    /// HBM bandwidth (weights, KV cache).
+    MemoryBandwidth,
+    /// Tensor-parallel all-reduce or pipeline sends.
+    Communication,
+    /// Fixed per-iteration cost (scheduling, launches).
+    Overhead,
+    /// KV-cache capacity (how many sequences fit), for throughput.
+    KvCapacity,
+    /// The engine's batch-size cap.
+    BatchCap,
+}
+
+impl Bound {
+    /// Short label for tables.
+    pub fn label(self) -> &'static str {
+        match self {
+            Bound::Compute => "compute",
+            Bound::MemoryBandwidth => "memory-bw",
+            Bound::Communication => "comm",
+            Bound::Overhead => "overhead",
+            Bound::KvCapacity => "kv-capacity",
+            Bound::BatchCap => "batch-cap",
+        }
+    }
+}
+
+/// The work of one iteration on one pipeline stage.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct IterationWork {
+    /// Sequences in their decode phase (one token each).
+    pub decode_seqs: f64,
+    /// Sum of the decode sequences' context lengths (tokens attended).
+    pub decode_context_sum: f64,
+    /// Prompt tokens processed this iteration (prefill, possibly chunked).
+    pub prefill_tokens: f64,
+    /// Causal attention pairs of those prompt tokens (c·p + c²/2 for a chunk
+    /// of c tokens after p cached ones).
+    pub prefill_attention_pairs: f64,
+    /// Tokens whose logits are computed (one per sequence producing a token).
+    pub logit_tokens: f64,
+}
+
+/// Time of one iteration and its parts, seconds.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
+pub struct IterationCost {
+    /// Total.
+    pub total_s: f64,
+    /// GEMMs at tensor peak × efficiency.
+    pub gemm_compute_s: f64,
+    /// GEMM weight and activation traffic at HBM bandwidth × efficiency.
+    pub gemm_memory_s: f64,
+    /// Attention FLOPs.
+    pub attention_compute_s: f64,
+    /// KV-cache reads and writes.
+    pub attention_memory_s: f64,
+    /// All-reduce and pipeline sends.
+    pub communication_s: f64,
+    /// Fixed per-iteration cost.
+    pub overhead_s: f64,
+}
+
+impl IterationCost {
+    /// The part that dominates.
+    pub fn bound(&self) -> Bound {
+        let compute = (if self.gemm_compute_s > self.gemm_memory_s {
+            self.gemm_compute_s
+        } else {
+            0.0
+        }) + (if self.attention_compute_s > self.attention_memory_s {
+            self.attention_compute_s
+        } else {
+            0.0
+        });
+        let memory = (if self.gemm_memory_s >= self.gemm_compute_s {
+            self.gemm_memory_s
+        } else {
+            0.0
+        }) + (if self.attention_memory_s >= self.attention_compute_s {
+            self.attention_memory_s
+        } else {
+            0.0
+        });
+        let parts = [
+            (Bound::Compute, compute),
+            (Bound::MemoryBandwidth, memory),
+            (Bound::Communication, self.communication_s),
+            (Bound::Overhead, self.overhead_s),
+        ];
+        parts
+            .iter()
+            .max_by(|a, b| a.1.total_cmp(&b.1))
+            .map(|p| p.0)
+            .unwrap_or(Bound::Compute)
+    }
+}
+
+/// Smooth roofline `(tc^p + tm^p)^(1/p)`: equals max(tc, tm) as p → ∞ and is
+/// never below it, so a prediction is never faster than the roofline.
+pub fn roofline(compute_s: f64, memory_s: f64, p: f64) -> f64 {
+    let m = compute_s.max(memory_s);
+    if m <= 0.0 {
+        return 0.0;
+    }
+    m * ((compute_s / m).powf(p) + (memory_s / m).powf(p)).powf(1.0 / p)
+}
+
+/// Model × GPU × precision × layout, with per-iteration coefficients precomputed.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Deployment {
+    /// Model id.
+    pub model: String,
+    /// GPU name.
+    pub gpu: String,
+    /// TP × PP.
+    pub layout: Layout,
+    /// Weight precision.
+    pub precision: Precision,
+    /// KV-cache precision.
+    pub kv_precision: Precision,
+    /// Precision the GEMMs compute in.
+    pub compute_precision: Precision,
+    /// Weight bytes on the most loaded GPU.
+    pub weight_bytes_per_gpu: f64,
+    /// KV bytes per token on one GPU.
+    pub kv_bytes_per_token_per_gpu: f64,
+    /// Layers on one stage.
+    layers_per_stage: f64,
+    hidden: f64,
+    /// Active matmul params outside routed experts (attention, dense FFN, shared experts, router).
+    dense_active_params: f64,
+    /// LM head params (the embedding matrix when tied).
+    lm_head_params: f64,
+    /// One routed expert's params, and how many layers/experts.
+    expert_params: f64,
+    moe_layers: f64,
+    num_experts: f64,
+    experts_per_token: f64,
+    /// FFN width a token passes through (k · expert width for MoE).
+    ffn_width_active: f64,
+    /// Attention q width (heads · q/k head dim).
+    attention_width: f64,
+    weight_bytes_linear: f64,
+    weight_bytes_other: f64,
+    // GPU figures and calibrated rates.
+    peak_flops: f64,
+    peak_attention_flops: f64,
+    compute_eff: f64,
+    bandwidth_bytes_s: f64,
+    bandwidth_eff: f64,
+    allreduce_bytes_s: f64,
+    hop_latency_s: f64,
+    p2p_bytes_s: f64,
+    overhead_s: f64,
+    roof_p: f64,
+    moe_eff: f64,
+    /// Whether the GPU family has fitted factors.
+    pub calibrated_family: bool,
+}
+
+impl Deployment {
+    /// Builds the deployment; errors when the layout does not suit the model
+    /// or the GPU publishes no tensor throughput.
+    pub fn new(
+        model: &ModelArch,
+        gpu: &GpuSpec,
+        layout: Layout,
+        precision: Precision,
+        kv_precision: Precision,
+        cal: &Calibration,
+    ) -> Result<Deployment> {
+        layout.check(model)?;
+        let (tflops, compute_precision) = gpu.compute_tflops(precision).ok_or_else(|| {
+            CoreError::invalid(
+                "gpu",
+                &gpu.name,
+                "a GPU with a published 16-bit tensor throughput (gpus.csv bf16_tflops/fp16_tflops)",
+            )
+        })?;
+        // Attention runs in FP8 at most (NVFP4 checkpoints keep an FP8 KV cache).
+        let attention_tflops = match compute_precision {
+            Precision::Fp4 => gpu.fp8_tflops.unwrap_or(tflops),
+            _ => tflops,
+        };
+        let p = model.params();
+        let moe_layers = model.moe_layers() as f64;
+        let (num_experts, k, expert_params, ffn_active) = match &model.moe {
+            Some(moe) => {
+                let expert = if moe_layers > 0.0 {
+                    p.routed_experts as f64 / (moe_layers * moe.num_experts as f64)
+                } else {
+                    0.0
+                };
+                (
+                    moe.num_experts as f64,
+                    moe.experts_per_token as f64,
+                    expert,
+                    (moe.experts_per_token * moe.expert_intermediate_size) as f64,
+                )
+            }
+            None => (0.0, 0.0, 0.0, model.intermediate_size as f64),
+        };
+        let lm_head = (model.vocab_size * model.hidden_size) as f64;
+        let attention_width = match &model.mla {
+            Some(m) => {
+                (model.num_attention_heads * (m.qk_nope_head_dim + m.qk_rope_head_dim)) as f64
+            }
+            None => (model.num_attention_heads * model.head_dim) as f64,
+        };
+        let linear_bytes = precision.bytes_per_element();
+        let other_bytes = if precision == Precision::Fp32 {
+            4.0
+        } else {
+            2.0
+        };
+        let tp = f64::from(layout.tp);
+        let (allreduce, hop) = if layout.tp > 1 {
+            // A PCIe card's NVLink bridge joins pairs only: rings over more than
+            // two GPUs cross PCIe (A100-PCIe, H100-NVL boards).
+            let bridge_only = gpu.form_factor == "PCIe";
+            if gpu.nvlink_gbps > 0.0 && (!bridge_only || layout.tp <= 2) {
+                (
+                    gpu.nvlink_gbps / 2.0 * 1e9 * cal.allreduce_nvlink_efficiency(),
+                    cal.hop_latency_nvlink_s(),
+                )
+            } else {
+                (pcie_allreduce_bytes_s(gpu, cal), cal.hop_latency_pcie_s())
+            }
+        } else {
+            (f64::INFINITY, 0.0)
+        };
+        let _ = tp;
+        Ok(Deployment {
+            model: model.id.clone(),
+            gpu: gpu.name.clone(),
+            layout,
+            precision,
+            kv_precision,
+            compute_precision,
+            weight_bytes_per_gpu: weight_bytes_per_gpu(model, layout, precision),
+            kv_bytes_per_token_per_gpu: kv_bytes_per_token_per_gpu(model, layout, kv_precision),
+            layers_per_stage: model.num_layers as f64 / f64::from(layout.pp),
+            hidden: model.hidden_size as f64,
+            dense_active_params: (p.attention + p.dense_mlp + p.shared_experts + p.router) as f64,
+            lm_head_params: lm_head,
+            expert_params,
+            moe_layers,
+            num_experts,
+            experts_per_token: k,
+            ffn_width_active: ffn_active,
+            attention_width,
+            weight_bytes_linear: linear_bytes,
+            weight_bytes_other: other_bytes,
+            peak_flops: tflops * 1e12,
+            peak_attention_flops: attention_tflops * 1e12,
+            compute_eff: cal.compute_efficiency(gpu, compute_precision),
+            bandwidth_bytes_s: gpu.memory_bandwidth_gbps * 1e9,
+            bandwidth_eff: cal.bandwidth_efficiency(gpu),
+            allreduce_bytes_s: allreduce,
+            hop_latency_s: hop,
+            p2p_bytes_s: gpu.pcie_gbps_per_direction() * 1e9 * (25.0 / 31.5),
+            overhead_s: cal.iteration_overhead_s(),
+            roof_p: cal.roofline_exponent(),
+            moe_eff: cal.moe_gemm_efficiency(),
+            calibrated_family: cal.has_family(gpu),
+        })
+    }
+
+    /// Time of one iteration on one pipeline stage (one TP group).
+    pub fn iteration(&self, w: &IterationWork) -> IterationCost {
+        let tp = f64::from(self.layout.tp);
+        let pp = f64::from(self.layout.pp);
+        let per_gpu = 1.0 / (tp * pp);
+        let tokens = w.decode_seqs + w.prefill_tokens;
+        let expert_active = self.moe_layers * self.experts_per_token * self.expert_params;
+        // GEMM FLOPs: 2 per weight per token (dense part, routed experts at
+        // their grouped-GEMM efficiency, the LM head for the sampled tokens).
+        let gemm_flops = 2.0
+            * (self.dense_active_params * tokens + self.lm_head_params * w.logit_tokens)
+            * per_gpu
+            + 2.0 * expert_active * tokens * per_gpu
+                / if self.moe_layers > 0.0 {
+                    self.moe_eff
+                } else {
+                    1.0
+                };
+        // Weight bytes read once per iteration; a MoE layer reads only the
+        // experts its tokens route to: E·(1 − (1 − k/E)^n) distinct experts expected.
+        let experts_read = if self.moe_layers > 0.0 && tokens > 0.0 {
+            self.num_experts
+                * (1.0 - (1.0 - self.experts_per_token / self.num_experts).powf(tokens))
+        } else {
+            0.0
+        };
+        let weight_bytes = ((self.dense_active_params
+            + self.moe_layers * experts_read * self.expert_params)
+            * self.weight_bytes_linear
+            + self.lm_head_params * self.weight_bytes_other)
+            * per_gpu;
+        // Activation traffic: residual/norm buffers (4·h) and the FFN intermediate, 2 bytes each.
+        let activation_bytes = tokens
+            * self.layers_per_stage
+            * (4.0 * self.hidden + 2.0 * self.ffn_width_active / tp)
+            * 2.0;
+        let gemm_compute_s = gemm_flops / (self.peak_flops * self.compute_eff);
+        let gemm_memory_s =
+            (weight_bytes + activation_bytes) / (self.bandwidth_bytes_s * self.bandwidth_eff);
+        // Attention: QK^T and PV, 2 FLOPs each per (query, key) pair per head dim:
+        // 4 · layers · width · pairs; KV cache read by decode, written by prefill.
+        let pairs = w.decode_context_sum + w.prefill_attention_pairs;
+        let attention_flops = 4.0 * self.layers_per_stage * self.attention_width / tp * pairs;
+        let kv_bytes = (w.decode_context_sum + w.prefill_tokens) * self.kv_bytes_per_token_per_gpu;
+        let attention_compute_s = attention_flops / (self.peak_attention_flops * self.compute_eff);
+        let attention_memory_s = kv_bytes / (self.bandwidth_bytes_s * self.bandwidth_eff);
+        // TP: two all-reduces per layer of tokens·hidden·2 bytes; ring cost
+        // 2(t−1)/t · bytes / bandwidth + 2(t−1) hop latencies.
+        let mut communication_s = 0.0;
+        if self.layout.tp > 1 {
+            let message = tokens * self.hidden * 2.0;
+            communication_s += 2.0
+                * self.layers_per_stage
+                * (2.0 * (tp - 1.0) / tp * message / self.allreduce_bytes_s
+                    + 2.0 * (tp - 1.0) * self.hop_latency_s);
+        }
+        // PP: the stage sends its activations to the next one.
+        if self.layout.pp > 1 {
+            communication_s += tokens * self.hidden * 2.0 / self.p2p_bytes_s + 10e-6;
+        }
+        let gemm = roofline(gemm_compute_s, gemm_memory_s, self.roof_p);
+        let attention = roofline(attention_compute_s, attention_memory_s, self.roof_p);
+        IterationCost {
+            total_s: gemm + attention + communication_s + self.overhead_s,
+            gemm_compute_s,
+            gemm_memory_s,
+            attention_compute_s,
+            attention_memory_s,
+            communication_s,
+            overhead_s: self.overhead_s,
+        }
+    }
+
+    /// The fastest a decode step at batch `b` could ever be on this hardware:
+    /// this GPU's weights (the experts a batch of `b` touches) and the KV read
+    /// at peak bandwidth, or the FLOPs at peak tensor throughput, whichever is
+    /// larger. No calibrated factor enters it.
+    pub fn decode_roofline_s(&self, batch: f64, context: f64) -> f64 {
+        let tp = f64::from(self.layout.tp);
+        let pp = f64::from(self.layout.pp);
+        let per_gpu = 1.0 / (tp * pp);
+        let experts_read = if self.moe_layers > 0.0 {
+            self.num_experts * (1.0 - (1.0 - self.experts_per_token / self.num_experts).powf(batch))
+        } else {
+            0.0
+        };
+        let bytes = ((self.dense_active_params
+            + self.moe_layers * experts_read * self.expert_params)
+            * self.weight_bytes_linear
+            + self.lm_head_params * self.weight_bytes_other)
+            * per_gpu
+            + batch * context * self.kv_bytes_per_token_per_gpu;
+        let expert_active = self.moe_layers * self.experts_per_token * self.expert_params;
+        let flops = 2.0
+            * (self.dense_active_params + expert_active + self.lm_head_params)
+            * batch
+            * per_gpu;
+        (bytes / self.bandwidth_bytes_s).max(flops / self.peak_flops)
+    }
+
+    /// The fastest a prefill of `tokens` prompt tokens could be: linear FLOPs at peak.
+    pub fn prefill_roofline_s(&self, tokens: f64) -> f64 {
+        let tp = f64::from(self.layout.tp);
+        let pp = f64::from(self.layout.pp);
+        let expert_active = self.moe_layers * self.experts_per_token * self.expert_params;
+        2.0 * (self.dense_active_params + expert_active) * tokens / (tp * pp) / self.peak_flops
+    }
+}
+
+/// Effective ring all-reduce bandwidth over PCIe, bytes/s (gen5 doubles gen4).
+fn pcie_allreduce_bytes_s(gpu: &GpuSpec, cal: &Calibration) -> f64 {
+    let gen = gpu.pcie_gen.unwrap_or(4) as i32;
+    cal.allreduce_pcie_gen4_gbps() * 1e9 * 2f64.powi(gen - 4)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn roofline_never_beats_max() {
+        for (c, m) in [(1.0, 2.0), (3.0, 0.5), (1.0, 1.0), (0.0, 0.0)] {
+            let t = roofline(c, m, 1.38);
+            assert!(t >= c.max(m) - 1e-15);
+        }
+        assert!((roofline(1.0, 2.0, 200.0) - 2.0).abs() < 1e-6);
+    }
+}

@@ -1,0 +1,477 @@
+//! Steady-state serving with continuous batching, on top of the
+//! per-iteration cost model; and the two benchmark engines the validation
+//! rows were measured with (trtllm-bench max-throughput runs, Triton bursts).
+
+use crate::calibration::Calibration;
+use crate::error::{CoreError, Result};
+use crate::memory::{activation_workspace_bytes, InferenceMemory, GIB};
+use crate::perf::{Bound, Deployment, IterationCost, IterationWork};
+use gpuplan_catalog::{GpuSpec, ModelArch};
+use serde::Serialize;
+
+/// Paged-KV block size, tokens (vLLM 16, TensorRT-LLM 32; the larger is the safe reservation).
+pub const KV_BLOCK_TOKENS: u64 = 32;
+
+/// Rounds a sequence's tokens up to whole KV blocks.
+pub fn block_tokens(tokens: u64) -> u64 {
+    tokens.div_ceil(KV_BLOCK_TOKENS) * KV_BLOCK_TOKENS
+}
+
+/// The steady state of one replica serving requests of `input_len` prompt
+/// and `output_len` generated tokens with `concurrency` sequences in flight.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct SteadyState {
+    /// Sequences in flight.
+    pub concurrency: f64,
+    /// Iterations a request lives: prefill chunks + output tokens − 1.
+    pub lifetime_iterations: f64,
+    /// Prefill chunks per prompt.
+    pub prefill_chunks: f64,
+    /// Time of one full iteration (all pipeline stages), s.
+    pub iteration_s: f64,
+    /// Time to first token (no queueing), ms.
+    pub ttft_ms: f64,
+    /// Time per output token, ms.
+    pub tpot_ms: f64,
+    /// End-to-end latency of a request, ms.
+    pub e2e_ms: f64,
+    /// Output tokens per second for the replica.
+    pub output_tokens_per_s: f64,
+    /// Requests per second for the replica.
+    pub requests_per_s: f64,
+    /// What bounds the mixed iteration.
+    pub decode_bound: Bound,
+    /// What bounds a prompt's prefill chunk.
+    pub prefill_bound: Bound,
+    /// Cost breakdown of the steady iteration on one stage.
+    pub iteration: IterationCost,
+}
+
+/// Continuous-batching steady state (chunked prefill mixed into decode
+/// iterations, as vLLM V1 and TensorRT-LLM in-flight batching run it).
+///
+/// Every request lives `N = chunks + O − 1` iterations (its last prefill
+/// chunk yields the first token). With `C` requests in flight and the
+/// pipeline's `pp` micro-batches of `C/pp` each, one stage iteration carries
+/// `C/pp · (O−1)/N` decode sequences and `C/pp · I/N` prompt tokens; a full
+/// iteration is `pp` stage iterations. By Little's law the replica completes
+/// `C / (N · t)` requests per second.
+pub fn steady_state(
+    dep: &Deployment,
+    input_len: f64,
+    output_len: f64,
+    concurrency: f64,
+    max_batched_tokens: f64,
+) -> SteadyState {
+    let pp = f64::from(dep.layout.pp);
+    let c = concurrency.max(1.0);
+    let b = c / pp;
+    let o = output_len.max(1.0);
+    // Prompt tokens a stage iteration may add next to the decode tokens.
+    let decode_guess = b * (o - 1.0) / o;
+    let chunk_budget = (max_batched_tokens - decode_guess)
+        .max(max_batched_tokens * 0.1)
+        .max(1.0);
+    let chunks = (input_len / chunk_budget).ceil().max(1.0);
+    let n = chunks + o - 1.0;
+    let decode = b * (o - 1.0) / n;
+    let prefill = b * input_len / n;
+    let work = IterationWork {
+        decode_seqs: decode,
+        decode_context_sum: decode * (input_len + o / 2.0),
+        prefill_tokens: prefill,
+        // over a prompt Σ pairs = I²/2, spread over its N iterations
+        prefill_attention_pairs: b / n * input_len * input_len / 2.0,
+        // every decode sequence samples a token, and so does each prompt finishing its prefill
+        logit_tokens: decode + b / n,
+    };
+    let stage = dep.iteration(&work);
+    let iteration_s = pp * stage.total_s;
+    // The prefill alone, for its bound.
+    let chunk = (input_len / chunks).max(1.0);
+    let prefill_cost = dep.iteration(&IterationWork {
+        decode_seqs: 0.0,
+        decode_context_sum: 0.0,
+        prefill_tokens: chunk,
+        prefill_attention_pairs: chunk * chunk / 2.0,
+        logit_tokens: 1.0,
+    });
+    let ttft_s = chunks * iteration_s;
+    let tpot_s = iteration_s;
+    let e2e_s = ttft_s + (o - 1.0) * tpot_s;
+    let requests_per_s = c / (n * iteration_s);
+    SteadyState {
+        concurrency: c,
+        lifetime_iterations: n,
+        prefill_chunks: chunks,
+        iteration_s,
+        ttft_ms: ttft_s * 1e3,
+        tpot_ms: tpot_s * 1e3,
+        e2e_ms: e2e_s * 1e3,
+        output_tokens_per_s: requests_per_s * o,
+        requests_per_s,
+        decode_bound: stage.bound(),
+        prefill_bound: prefill_cost.bound(),
+        iteration: stage,
+    }
+}
+
+/// The largest concurrency the KV cache and the batch cap allow for
+/// requests of `input_len + output_len` tokens (the engine reserves the full
+/// length, in whole blocks, before admitting a request).
+pub fn max_concurrency(
+    kv_tokens: f64,
+    input_len: u64,
+    output_len: u64,
+    batch_cap: f64,
+) -> (f64, Bound) {
+    let per_seq = block_tokens(input_len + output_len) as f64;
+    let by_kv = (kv_tokens / per_seq).floor();
+    if by_kv <= batch_cap {
+        (by_kv, Bound::KvCapacity)
+    } else {
+        (batch_cap, Bound::BatchCap)
+    }
+}
+
+/// KV tokens TensorRT-LLM allocates: `fraction` of the memory left after
+/// weights, activation workspace and its runtime reserve.
+pub fn trtllm_kv_tokens(
+    dep: &Deployment,
+    model: &ModelArch,
+    gpu: &GpuSpec,
+    cal: &Calibration,
+    fraction: f64,
+    max_num_tokens: u64,
+    max_batch: u64,
+) -> f64 {
+    let memory = gpu.memory_gib * GIB * TRTLLM_USABLE_MEMORY_FRACTION;
+    let free = memory
+        - dep.weight_bytes_per_gpu
+        - cal.trtllm_reserve_gib() * GIB
+        - activation_workspace_bytes(model, dep.layout, max_num_tokens, max_batch);
+    (fraction * free / dep.kv_bytes_per_token_per_gpu).max(0.0)
+}
+
+/// Device memory TensorRT-LLM sees as a share of the advertised figure
+/// (nvidia-smi reports 81,559 MiB of 80 GiB on H100).
+pub const TRTLLM_USABLE_MEMORY_FRACTION: f64 = 0.995;
+
+/// `max_batch_size` and `max_num_tokens` as trtllm-bench picks them
+/// (tensorrt_llm/bench/build/tuning.py: calc_engine_setting + finetune_setting):
+/// the sequences the KV cache could hold at 95% of the memory left after the
+/// engine, capped at 4096, split over PP, rounded up.
+pub fn trtllm_bench_settings(
+    model: &ModelArch,
+    gpu: &GpuSpec,
+    dep: &Deployment,
+    input_len: u64,
+    output_len: u64,
+) -> (u64, u64) {
+    let bytes_per_param = match dep.precision {
+        gpuplan_catalog::Precision::Fp8 | gpuplan_catalog::Precision::Int8 => 1.0,
+        gpuplan_catalog::Precision::Fp4 | gpuplan_catalog::Precision::Int4 => 0.5,
+        gpuplan_catalog::Precision::Fp32 => 4.0,
+        _ => 2.0,
+    };
+    let gpus = f64::from(dep.layout.gpus());
+    let kv_heads = model.num_kv_heads.max(u64::from(dep.layout.tp)) as f64;
+    let kv_bytes = dep.kv_precision.bytes_per_element();
+    let per_token_gib = match &model.mla {
+        Some(_) => {
+            (model.kv_elements_per_token_per_layer() * model.num_layers) as f64 * kv_bytes / GIB
+        }
+        None => 2.0 * model.num_layers as f64 * kv_heads * model.head_dim as f64 * kv_bytes / GIB,
+    };
+    let engine_gib = model.params().total() as f64 * bytes_per_param / GIB;
+    let available = gpu.memory_gib * TRTLLM_USABLE_MEMORY_FRACTION * gpus - engine_gib;
+    let max_requests = available * 0.95 / (per_token_gib * (input_len + output_len) as f64);
+    let raw_batch = max_requests.min(4096.0) / f64::from(dep.layout.pp);
+    let raw_tokens = (raw_batch * (1.0 + input_len as f64 / output_len.max(1) as f64)).min(32768.0);
+    let round = |x: f64, step: f64| step * (x / step).ceil();
+    let batch = if raw_batch < 256.0 {
+        round(raw_batch, 32.0).max(64.0)
+    } else if raw_batch < 1024.0 {
+        round(raw_batch, 128.0)
+    } else {
+        round(raw_batch, 256.0)
+    };
+    let tokens = if raw_tokens < 4096.0 {
+        round(raw_tokens, 256.0).max(2048.0)
+    } else if raw_tokens < 8192.0 {
+        round(raw_tokens, 512.0)
+    } else {
+        round(raw_tokens, 1024.0)
+    };
+    (batch.max(1.0) as u64, tokens.max(1.0) as u64)
+}
+
+/// A trtllm-bench max-throughput run: all requests queued, fixed lengths,
+/// KV cache at `kv_cache_free_gpu_mem_fraction` 0.95, the tool's own batch
+/// and token limits. Returns the steady state and what limits concurrency.
+pub fn trtllm_bench_throughput(
+    model: &ModelArch,
+    gpu: &GpuSpec,
+    dep: &Deployment,
+    cal: &Calibration,
+    input_len: u64,
+    output_len: u64,
+) -> Result<(SteadyState, Bound)> {
+    let (max_batch, max_tokens) = trtllm_bench_settings(model, gpu, dep, input_len, output_len);
+    let kv = trtllm_kv_tokens(dep, model, gpu, cal, 0.95, max_tokens, max_batch);
+    let pp = f64::from(dep.layout.pp);
+    let token_cap = max_tokens as f64 / (1.0 + input_len as f64 / output_len.max(1) as f64);
+    let cap = (pp * max_batch as f64).min(pp * token_cap);
+    let (c, limit) = max_concurrency(kv, input_len, output_len, cap);
+    if c < 1.0 {
+        return Err(CoreError::invalid(
+            "deployment",
+            format!("{} × {} {}", gpu.name, dep.layout.gpus(), dep.precision),
+            "enough memory for one request's KV cache",
+        ));
+    }
+    let state = steady_state(
+        dep,
+        input_len as f64,
+        output_len as f64,
+        c,
+        max_tokens as f64,
+    );
+    Ok((state, limit))
+}
+
+/// Result of a burst of identical requests queued at once.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct BurstResult {
+    /// Time until the last request finishes, s.
+    pub makespan_s: f64,
+    /// Mean over requests of (finish − first token) / (output − 1), ms.
+    pub tpot_ms: f64,
+    /// Requests per second over the burst.
+    pub requests_per_s: f64,
+    /// Output tokens per second over the burst.
+    pub output_tokens_per_s: f64,
+    /// Most sequences in flight at once.
+    pub peak_concurrency: f64,
+    /// What bounded most of the burst's time.
+    pub bound: Bound,
+}
+
+/// Iteration-level simulation of `requests` identical requests queued at
+/// t = 0 on an engine without chunked prefill (TensorRT-LLM v0.14 with the
+/// Triton backend: max batch 2048, max 8192 tokens per iteration, KV cache
+/// at 90% of free memory). Requests admitted together form a cohort.
+pub fn burst(
+    model: &ModelArch,
+    gpu: &GpuSpec,
+    dep: &Deployment,
+    cal: &Calibration,
+    input_len: u64,
+    output_len: u64,
+    requests: u64,
+) -> Result<BurstResult> {
+    const MAX_BATCH: u64 = 2048;
+    const MAX_TOKENS: u64 = 8192;
+    let pp = f64::from(dep.layout.pp);
+    let kv = trtllm_kv_tokens(dep, model, gpu, cal, 0.90, MAX_TOKENS, MAX_BATCH);
+    let slots =
+        ((MAX_BATCH as f64) * pp).min((kv / block_tokens(input_len + output_len) as f64).floor());
+    if slots < 1.0 || input_len > MAX_TOKENS {
+        return Err(CoreError::invalid(
+            "deployment",
+            format!("{} × {} {}", gpu.name, dep.layout.gpus(), dep.precision),
+            "room for one request",
+        ));
+    }
+    let isl = input_len as f64;
+    let osl = output_len.max(1) as f64;
+    struct Cohort {
+        count: f64,
+        remaining: f64,
+        context: f64,
+        first_token_s: f64,
+    }
+    let mut cohorts: Vec<Cohort> = Vec::new();
+    let mut waiting = requests as f64;
+    let mut t = 0.0;
+    let mut tpot_sum = 0.0;
+    let mut finished = 0.0;
+    let mut peak = 0.0f64;
+    let mut time_by_bound = [0.0f64; 4];
+    while waiting > 0.0 || !cohorts.is_empty() {
+        let decoding: f64 = cohorts.iter().map(|c| c.count).sum();
+        let context: f64 = cohorts.iter().map(|c| c.count * c.context).sum();
+        let budget = MAX_TOKENS as f64 - decoding;
+        let admitted = waiting
+            .min(slots - decoding)
+            .min((budget / isl).floor())
+            .max(0.0);
+        waiting -= admitted;
+        let stage = dep.iteration(&IterationWork {
+            decode_seqs: decoding / pp,
+            decode_context_sum: context / pp,
+            prefill_tokens: admitted * isl / pp,
+            prefill_attention_pairs: admitted * isl * isl / 2.0 / pp,
+            logit_tokens: (decoding + admitted) / pp,
+        });
+        let dt = pp * stage.total_s;
+        let slot = match stage.bound() {
+            Bound::Compute => 0,
+            Bound::MemoryBandwidth => 1,
+            Bound::Communication => 2,
+            _ => 3,
+        };
+        time_by_bound[slot] += dt;
+        t += dt;
+        let mut next = Vec::with_capacity(cohorts.len() + 1);
+        for mut c in cohorts {
+            c.remaining -= 1.0;
+            c.context += 1.0;
+            if c.remaining <= 0.0 {
+                tpot_sum += c.count * (t - c.first_token_s) / (osl - 1.0);
+                finished += c.count;
+            } else {
+                next.push(c);
+            }
+        }
+        if admitted > 0.0 && osl > 1.0 {
+            next.push(Cohort {
+                count: admitted,
+                remaining: osl - 1.0,
+                context: isl + 1.0,
+                first_token_s: t,
+            });
+        }
+        cohorts = next;
+        peak = peak.max(cohorts.iter().map(|c| c.count).sum());
+        if admitted == 0.0 && cohorts.is_empty() && waiting > 0.0 {
+            // Cannot make progress (should not happen with slots >= 1).
+            break;
+        }
+    }
+    let bound = [
+        Bound::Compute,
+        Bound::MemoryBandwidth,
+        Bound::Communication,
+        Bound::Overhead,
+    ][time_by_bound
+        .iter()
+        .enumerate()
+        .max_by(|a, b| a.1.total_cmp(b.1))
+        .map(|(i, _)| i)
+        .unwrap_or(0)];
+    Ok(BurstResult {
+        makespan_s: t,
+        tpot_ms: if finished > 0.0 {
+            tpot_sum / finished * 1e3
+        } else {
+            f64::NAN
+        },
+        requests_per_s: requests as f64 / t,
+        output_tokens_per_s: requests as f64 * osl / t,
+        peak_concurrency: peak,
+        bound,
+    })
+}
+
+/// An `estimate` for a vLLM-style engine.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Estimate {
+    /// Time to first token, ms.
+    pub ttft_ms: f64,
+    /// Time per output token, ms.
+    pub tpot_ms: f64,
+    /// End-to-end latency, ms.
+    pub e2e_ms: f64,
+    /// Output tokens/s of the replica.
+    pub output_tokens_per_s: f64,
+    /// Output tokens/s per GPU.
+    pub output_tokens_per_s_per_gpu: f64,
+    /// Requests/s of the replica.
+    pub requests_per_s: f64,
+    /// Sequences in flight.
+    pub concurrency: f64,
+    /// The largest concurrency the KV cache (and batch cap) allows.
+    pub max_concurrency: f64,
+    /// What bounds prefill.
+    pub prefill_bound: Bound,
+    /// What bounds decode (the mixed steady iteration).
+    pub decode_bound: Bound,
+    /// What bounds throughput at the max-throughput point (KV capacity or batch cap); None when concurrency was given.
+    pub concurrency_bound: Option<Bound>,
+    /// Whether the GPU family has calibrated factors (else extrapolated from other families).
+    pub calibrated: bool,
+}
+
+/// Estimates a replica's serving performance at `concurrency` (or, when
+/// None, at the largest concurrency the KV cache and `max_num_seqs` allow).
+pub fn estimate(
+    dep: &Deployment,
+    memory: &InferenceMemory,
+    input_len: u64,
+    output_len: u64,
+    concurrency: Option<u64>,
+    max_num_seqs: u64,
+    max_batched_tokens: u64,
+) -> Result<Estimate> {
+    if !memory.fits {
+        return Err(CoreError::invalid(
+            "deployment",
+            memory.reason.clone().unwrap_or_default(),
+            "a deployment that fits in memory",
+        ));
+    }
+    let (kv_max, kv_bound) = max_concurrency(
+        memory.kv_cache_tokens as f64,
+        input_len,
+        output_len,
+        max_num_seqs as f64,
+    );
+    if kv_max < 1.0 {
+        return Err(CoreError::invalid(
+            "input_len + output_len",
+            (input_len + output_len).to_string(),
+            format!(
+                "at most the {} tokens the KV cache holds",
+                memory.kv_cache_tokens
+            ),
+        ));
+    }
+    let (c, bound) = match concurrency {
+        Some(c) if c as f64 > kv_max => {
+            return Err(CoreError::invalid(
+                "concurrency",
+                c.to_string(),
+                format!(
+                    "at most {kv_max} (KV cache: {} tokens, {} per sequence; --max-num-seqs {max_num_seqs})",
+                    memory.kv_cache_tokens,
+                    block_tokens(input_len + output_len)
+                ),
+            ))
+        }
+        Some(0) => return Err(CoreError::invalid("concurrency", "0", "a whole number >= 1")),
+        Some(c) => (c as f64, None),
+        None => (kv_max, Some(kv_bound)),
+    };
+    let s = steady_state(
+        dep,
+        input_len as f64,
+        output_len as f64,
+        c,
+        max_batched_tokens as f64,
+    );
+    Ok(Estimate {
+        ttft_ms: s.ttft_ms,
+        tpot_ms: s.tpot_ms,
+        e2e_ms: s.e2e_ms,
+        output_tokens_per_s: s.output_tokens_per_s,
+        output_tokens_per_s_per_gpu: s.output_tokens_per_s / f64::from(dep.layout.gpus()),
+        requests_per_s: s.requests_per_s,
+        concurrency: c,
+        max_concurrency: kv_max,
+        prefill_bound: s.prefill_bound,
+        decode_bound: s.decode_bound,
+        concurrency_bound: bound,
+        calibrated: dep.calibrated_family,
+    })
+}

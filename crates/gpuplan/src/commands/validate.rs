@@ -1,0 +1,149 @@
+//! `gpuplan validate`: predicted vs measured on a benchmark file.
+
+use super::{opt, print_json, table};
+use crate::cli::{KindArg, ValidateCmd};
+use crate::error::{CliError, CliResult};
+use crate::load;
+use gpuplan_catalog::{parse_benchmarks, BenchmarkKind, Catalog, BUNDLED_BENCHMARKS_DEV};
+use gpuplan_core::{fit_calibration, validate, ErrorSummary};
+
+pub fn run(catalog: &Catalog, cmd: ValidateCmd) -> CliResult {
+    let (name, text) = match &cmd.benchmarks {
+        Some(p) => (p.display().to_string(), load::read(p)?),
+        None => (
+            "<bundled>/data/benchmarks/benchmarks_dev.csv".to_string(),
+            BUNDLED_BENCHMARKS_DEV.to_string(),
+        ),
+    };
+    let mut rows = parse_benchmarks(&name, &text)?;
+    if let Some(kind) = cmd.kind {
+        let k = match kind {
+            KindArg::Inference => BenchmarkKind::Inference,
+            KindArg::Training => BenchmarkKind::Training,
+            KindArg::Memory => BenchmarkKind::Memory,
+        };
+        rows.retain(|r| r.kind == k);
+    }
+    let mut cal = load::calibration(cmd.calibration.as_deref())?;
+    if cmd.fit {
+        let before = validate(catalog, &rows, &cal);
+        cal = fit_calibration(catalog, &rows, &cal);
+        let after = validate(catalog, &rows, &cal);
+        if !cmd.json {
+            let b = before
+                .summary
+                .by_kind
+                .get("inference")
+                .cloned()
+                .unwrap_or_default();
+            let a = after
+                .summary
+                .by_kind
+                .get("inference")
+                .cloned()
+                .unwrap_or_default();
+            println!(
+                "Fitted on {} inference rows of {name}: median |error| {} → {}%, p90 {} → {}%.",
+                a.n_predicted,
+                opt(b.median_abs_pct_error, 1),
+                opt(a.median_abs_pct_error, 1),
+                opt(b.p90_abs_pct_error, 1),
+                opt(a.p90_abs_pct_error, 1)
+            );
+            let mut t = table(&["factor", "value", "bounds", "meaning"]);
+            for f in &cal.factors {
+                t.add_row(vec![
+                    f.name.clone(),
+                    format!("{:.4}", f.value),
+                    format!("[{}, {}]", f.min, f.max),
+                    f.meaning.clone(),
+                ]);
+            }
+            println!("{t}");
+        }
+        if let Some(path) = &cmd.write_calibration {
+            std::fs::write(path, cal.to_csv())
+                .map_err(|e| CliError::bad(format!("{}: cannot write: {e}", path.display())))?;
+            if !cmd.json {
+                println!("Wrote {}.", path.display());
+            }
+        }
+    }
+    let report = validate(catalog, &rows, &cal);
+    if cmd.json {
+        return print_json(&report);
+    }
+    let mut t = table(&[
+        "id",
+        "model",
+        "gpu",
+        "setup",
+        "metric",
+        "measured",
+        "predicted",
+        "error %",
+        "bound / why skipped",
+    ]);
+    for r in &report.rows {
+        t.add_row(vec![
+            r.id.clone(),
+            r.model.clone(),
+            r.gpu.clone(),
+            r.setup.clone(),
+            r.metric.clone(),
+            format_value(r.measured),
+            r.predicted.map(format_value).unwrap_or_else(|| "–".into()),
+            r.error_pct
+                .map(|e| format!("{e:+.1}"))
+                .unwrap_or_else(|| "skipped".into()),
+            r.bound
+                .clone()
+                .or_else(|| r.skipped.clone())
+                .unwrap_or_default(),
+        ]);
+    }
+    println!("{t}");
+    println!("Summary by kind (|error| percentiles over predicted rows):");
+    println!("{}", summary_table(report.summary.by_kind.iter()));
+    println!("Summary by GPU:");
+    println!("{}", summary_table(report.summary.by_gpu.iter()));
+    Ok(())
+}
+
+fn format_value(v: f64) -> String {
+    if v.abs() >= 1e6 {
+        format!("{v:.4e}")
+    } else if v.abs() >= 100.0 {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.2}")
+    }
+}
+
+fn summary_table<'a>(
+    groups: impl Iterator<Item = (&'a String, &'a ErrorSummary)>,
+) -> comfy_table::Table {
+    let mut t = table(&[
+        "group",
+        "predicted",
+        "skipped",
+        "median |err| %",
+        "p90 |err| %",
+        "max |err| %",
+        "within ±25%",
+    ]);
+    for (k, s) in groups {
+        t.add_row(vec![
+            k.clone(),
+            s.n_predicted.to_string(),
+            s.n_skipped.to_string(),
+            opt(s.median_abs_pct_error, 1),
+            opt(s.p90_abs_pct_error, 1),
+            opt(s.max_abs_pct_error, 1),
+            s.within_25pct
+                .map(|w| format!("{:.0}%", w * 100.0))
+                .unwrap_or_else(|| "–".into()),
+        ]);
+    }
+    t
+}
