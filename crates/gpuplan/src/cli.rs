@@ -160,6 +160,9 @@ pub struct ValidateCmd {
     /// With --fit: write the fitted factors to this CSV.
     #[arg(long, value_name = "FILE", requires = "fit")]
     pub write_calibration: Option<PathBuf>,
+    /// Print the summaries and the worst rows as Markdown (for the README).
+    #[arg(long, conflicts_with = "json")]
+    pub markdown: bool,
     /// Print JSON.
     #[arg(long)]
     pub json: bool,

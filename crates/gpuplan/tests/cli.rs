@@ -326,3 +326,172 @@ fn catalog_models_lists_at_least_25() {
     assert_eq!(out.code, 0);
     assert!(out.stdout.contains("H100-SXM-80GB"));
 }
+
+#[test]
+fn estimate_json_contract() {
+    let out = gpuplan(&[
+        "estimate",
+        "--model",
+        "llama-3.1-8b",
+        "--gpu",
+        "H100",
+        "--precision",
+        "fp8",
+        "--input-len",
+        "1000",
+        "--output-len",
+        "1000",
+        "--json",
+    ]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let v = json(&out);
+    for key in [
+        "ttft_ms",
+        "tpot_ms",
+        "e2e_ms",
+        "output_tokens_per_s",
+        "output_tokens_per_s_per_gpu",
+        "requests_per_s",
+        "concurrency",
+    ] {
+        assert!(v[key].as_f64().unwrap() > 0.0, "{key}");
+    }
+    for key in ["prefill_bound", "decode_bound"] {
+        assert!(v[key].is_string(), "{key}");
+    }
+    assert_eq!(v["memory"]["fits"], true);
+    assert!(v["memory"]["per_gpu"]["weights_gib"].as_f64().unwrap() > 7.0);
+    // e2e = ttft + (output − 1) · tpot
+    let e2e = v["ttft_ms"].as_f64().unwrap() + 999.0 * v["tpot_ms"].as_f64().unwrap();
+    assert!((e2e - v["e2e_ms"].as_f64().unwrap()).abs() < 1e-6 * e2e);
+    // max-throughput point: the batch cap (256 by default) binds before the KV cache here ...
+    assert_eq!(v["concurrency_bound"], "batch_cap");
+    assert_eq!(v["concurrency"], 256.0);
+    // ... and the KV cache binds once the cap is lifted; a fixed concurrency gives less throughput
+    let wide = json(&gpuplan(&[
+        "estimate",
+        "--model",
+        "llama-3.1-8b",
+        "--gpu",
+        "H100",
+        "--precision",
+        "fp8",
+        "--input-len",
+        "1000",
+        "--output-len",
+        "1000",
+        "--max-num-seqs",
+        "4096",
+        "--json",
+    ]));
+    assert_eq!(wide["concurrency_bound"], "kv_capacity");
+    assert!(wide["concurrency"].as_f64().unwrap() > 256.0);
+    let low = json(&gpuplan(&[
+        "estimate",
+        "--model",
+        "llama-3.1-8b",
+        "--gpu",
+        "H100",
+        "--precision",
+        "fp8",
+        "--input-len",
+        "1000",
+        "--output-len",
+        "1000",
+        "--concurrency",
+        "8",
+        "--max-num-seqs",
+        "1024",
+        "--json",
+    ]));
+    assert!(
+        low["output_tokens_per_s"].as_f64().unwrap() < v["output_tokens_per_s"].as_f64().unwrap()
+    );
+    assert!(low["tpot_ms"].as_f64().unwrap() < v["tpot_ms"].as_f64().unwrap());
+}
+
+#[test]
+fn estimate_rejects_bad_values() {
+    let out = gpuplan(&[
+        "estimate",
+        "--model",
+        "llama-3.1-8b",
+        "--gpu",
+        "H100",
+        "--input-len",
+        "-1",
+        "--output-len",
+        "10",
+    ]);
+    assert_eq!(out.code, 2);
+    assert!(out.stderr.contains("--input-len -1"), "{}", out.stderr);
+    let out = gpuplan(&[
+        "estimate",
+        "--model",
+        "llama-3.1-8b",
+        "--gpu",
+        "H100",
+        "--input-len",
+        "100",
+        "--output-len",
+        "10",
+        "--concurrency",
+        "100000",
+    ]);
+    assert_eq!(out.code, 2);
+    assert!(out.stderr.contains("concurrency"), "{}", out.stderr);
+    let out = gpuplan(&[
+        "estimate",
+        "--model",
+        "llama-3.1-70b",
+        "--gpu",
+        "L4",
+        "--input-len",
+        "100",
+        "--output-len",
+        "10",
+    ]);
+    assert_eq!(out.code, 1, "does not fit is infeasible, not bad input");
+}
+
+#[test]
+fn validate_reports_summary_by_kind_and_gpu() {
+    let out = gpuplan(&["validate", "--json"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let v = json(&out);
+    let inf = &v["summary"]["by_kind"]["inference"];
+    for key in [
+        "n_predicted",
+        "n_skipped",
+        "median_abs_pct_error",
+        "p90_abs_pct_error",
+        "within_25pct",
+    ] {
+        assert!(inf[key].is_number(), "{key}");
+    }
+    assert!(inf["within_25pct"].as_f64().unwrap() <= 1.0);
+    assert!(
+        v["summary"]["by_gpu"]["H100-SXM-80GB"]["n_predicted"]
+            .as_u64()
+            .unwrap()
+            > 10
+    );
+    // worst first
+    let errs: Vec<f64> = v["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|r| r["error_pct"].as_f64())
+        .map(f64::abs)
+        .collect();
+    assert!(errs.windows(2).all(|w| w[0] >= w[1]));
+    // skipped rows carry a reason
+    for r in v["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["predicted"].is_null())
+    {
+        assert!(r["skipped"].is_string());
+    }
+}

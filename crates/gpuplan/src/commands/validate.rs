@@ -73,6 +73,10 @@ pub fn run(catalog: &Catalog, cmd: ValidateCmd) -> CliResult {
     if cmd.json {
         return print_json(&report);
     }
+    if cmd.markdown {
+        print_markdown(&report, &name);
+        return Ok(());
+    }
     let mut t = table(&[
         "id",
         "model",
@@ -108,6 +112,47 @@ pub fn run(catalog: &Catalog, cmd: ValidateCmd) -> CliResult {
     println!("Summary by GPU:");
     println!("{}", summary_table(report.summary.by_gpu.iter()));
     Ok(())
+}
+
+fn print_markdown(report: &gpuplan_core::ValidationReport, name: &str) {
+    let file = name.rsplit('/').next().unwrap_or(name);
+    println!("| kind | rows predicted | skipped | median abs error | p90 abs error | within ±25% |");
+    println!("|---|---:|---:|---:|---:|---:|");
+    for (k, s) in &report.summary.by_kind {
+        println!(
+            "| {k} | {} | {} | {}% | {}% | {} |",
+            s.n_predicted,
+            s.n_skipped,
+            opt(s.median_abs_pct_error, 1),
+            opt(s.p90_abs_pct_error, 1),
+            s.within_25pct.map(|w| format!("{:.0}%", w * 100.0)).unwrap_or_else(|| "–".into())
+        );
+    }
+    println!();
+    println!("| GPU ({file}) | rows | median abs error | worst |");
+    println!("|---|---:|---:|---:|");
+    for (g, s) in &report.summary.by_gpu {
+        if s.n_predicted == 0 {
+            continue;
+        }
+        println!("| {g} | {} | {}% | {}% |", s.n_predicted, opt(s.median_abs_pct_error, 1), opt(s.max_abs_pct_error, 1));
+    }
+    println!();
+    println!("| worst rows | setup | metric | measured | predicted | error |");
+    println!("|---|---|---|---:|---:|---:|");
+    for r in report.rows.iter().filter(|r| r.error_pct.is_some()).take(8) {
+        println!(
+            "| {} {} {} | {} | {} | {} | {} | {:+.1}% |",
+            r.id,
+            r.model,
+            r.gpu,
+            r.setup,
+            r.metric,
+            format_value(r.measured),
+            r.predicted.map(format_value).unwrap_or_default(),
+            r.error_pct.unwrap_or(0.0)
+        );
+    }
 }
 
 fn format_value(v: f64) -> String {
