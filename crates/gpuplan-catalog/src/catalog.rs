@@ -165,6 +165,12 @@ impl CatalogBuilder {
         self
     }
 
+    /// Drops every offering (to plan over a hand-made list only).
+    pub fn clear_offerings(&mut self) -> &mut Self {
+        self.offerings.clear();
+        self
+    }
+
     /// Replaces every offering of `provider` with `new` (a fresher price list).
     pub fn replace_provider_offerings(&mut self, provider: &str, new: Vec<Offering>) -> &mut Self {
         let p = provider.to_ascii_lowercase();

@@ -25,9 +25,12 @@ mod error;
 mod layout;
 mod memory;
 mod perf;
+mod plan;
+mod queueing;
 mod serving;
 mod training_memory;
 mod validate;
+mod workload;
 
 pub use calibration::{family, precision_class, Calibration, Factor, BUNDLED_CALIBRATION};
 pub use error::{CoreError, Result};
@@ -39,9 +42,14 @@ pub use memory::{
     REPORTED_CAPACITY_FRACTION, RUNTIME_OVERHEAD_GIB,
 };
 pub use perf::{roofline, Bound, Deployment, IterationCost, IterationWork};
+pub use plan::{
+    plan, Derivation, Plan, PlanOptions, PlanReport, RejectReason, Rejection, BATCH_CAPS,
+};
+pub use queueing::{erlang_c, mean_wait_s, wait_quantile_s};
 pub use serving::{
-    block_tokens, burst, estimate, max_concurrency, steady_state, trtllm_bench_settings,
-    trtllm_bench_throughput, trtllm_kv_tokens, BurstResult, Estimate, SteadyState, KV_BLOCK_TOKENS,
+    block_tokens, burst, estimate, max_concurrency, prefill_under_load_s, steady_state,
+    trtllm_bench_settings, trtllm_bench_throughput, trtllm_kv_tokens, BurstResult, Estimate,
+    SteadyState, KV_BLOCK_TOKENS,
 };
 pub use training_memory::{
     training_memory, FineTuneMethod, Optimizer, PipelineSchedule, Recompute, TrainingMemory,
@@ -50,4 +58,8 @@ pub use training_memory::{
 pub use validate::{
     calibration_loss, fit_calibration, number_after, percentile, predict_inference, summarize,
     validate, ErrorSummary, Prediction, ValidationReport, ValidationRow, ValidationSummary,
+};
+pub use workload::{
+    default_kv_precision, Constraints, InferenceWorkload, Pricing, RawWorkload, Slo, TokenStats,
+    DEFAULT_SPOT_PREEMPTIONS_PER_HOUR, DEFAULT_SPOT_REPLACEMENT_MINUTES, GEO_CODES,
 };

@@ -475,3 +475,36 @@ pub fn estimate(
         calibrated: dep.calibrated_family,
     })
 }
+
+/// Time to prefill one long prompt of `prompt_tokens` while the replica
+/// carries its steady load of `concurrency` sequences (mean lengths
+/// `input_len`, `output_len`): the prompt goes in chunks of what the decode
+/// tokens leave of `max_batched_tokens`, each chunk sharing an iteration
+/// with the decoding sequences, s.
+pub fn prefill_under_load_s(
+    dep: &Deployment,
+    prompt_tokens: f64,
+    input_len: f64,
+    output_len: f64,
+    concurrency: f64,
+    max_batched_tokens: f64,
+) -> f64 {
+    let pp = f64::from(dep.layout.pp);
+    let b = concurrency.max(1.0) / pp;
+    let o = output_len.max(1.0);
+    let decode = b * (o - 1.0) / o;
+    let budget = (max_batched_tokens - decode)
+        .max(max_batched_tokens * 0.1)
+        .max(1.0);
+    let chunks = (prompt_tokens / budget).ceil().max(1.0);
+    let chunk = prompt_tokens / chunks;
+    let stage = dep.iteration(&IterationWork {
+        decode_seqs: decode,
+        decode_context_sum: decode * (input_len + o / 2.0),
+        prefill_tokens: chunk,
+        // the chunks of one prompt attend to Σ = prompt²/2 pairs in all
+        prefill_attention_pairs: prompt_tokens * prompt_tokens / 2.0 / chunks,
+        logit_tokens: decode + 1.0,
+    });
+    chunks * pp * stage.total_s
+}

@@ -248,11 +248,7 @@ pub fn predict_inference(catalog: &Catalog, row: &BenchmarkRow, cal: &Calibratio
     let precision: Precision = row.precision.parse()?;
     let notes = format!("{} {}", row.framework, row.notes).to_ascii_lowercase();
     // FP8 and FP4 checkpoints of these engines keep an FP8 KV cache.
-    let kv_precision = match precision {
-        Precision::Fp8 | Precision::Fp4 => Precision::Fp8,
-        Precision::Fp32 => Precision::Fp32,
-        _ => Precision::Bf16,
-    };
+    let kv_precision = crate::workload::default_kv_precision(precision);
     let layout = Layout {
         tp: tp as u32,
         pp: row.pp.unwrap_or(1) as u32,

@@ -44,7 +44,7 @@ pub struct RawModel {
     pub hf_config: Option<String>,
     /// Weight precisions to consider (default bf16 and fp8).
     pub precisions: Option<Vec<String>>,
-    /// KV-cache precision (default: fp8 with fp8 weights, else bf16).
+    /// KV-cache precision (default: fp8 with fp8/fp4 weights, fp32 with fp32, else bf16).
     pub kv_precision: Option<String>,
 }
 
@@ -78,17 +78,25 @@ pub struct RawTraffic {
 
 /// Arrival process.
 #[derive(Debug, Clone, Deserialize)]
-#[serde(untagged)]
+#[serde(
+    untagged,
+    expecting = "\"poisson\" or a table { kind = \"gamma\", cv = <number> } (or { kind = \"poisson\" })"
+)]
 pub enum RawArrival {
     /// `"poisson"`.
     Name(String),
     /// `{ kind = "gamma", cv = 2.0 }`.
-    Gamma {
-        /// `gamma`.
-        kind: String,
-        /// Coefficient of variation of inter-arrival times (1 = Poisson).
-        cv: f64,
-    },
+    Table(RawArrivalTable),
+}
+
+/// The table form of `traffic.arrival`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawArrivalTable {
+    /// `gamma` or `poisson`.
+    pub kind: String,
+    /// Coefficient of variation of inter-arrival times (1 = Poisson); required for gamma.
+    pub cv: Option<f64>,
 }
 
 /// `[slo]`.
@@ -123,7 +131,7 @@ pub struct RawConstraints {
     pub spot: Option<bool>,
     /// Minimum replicas, for availability (default 1).
     pub min_replicas: Option<u32>,
-    /// Largest replica, GPUs (default 8 × instances with a fast fabric).
+    /// Largest replica, GPUs (default 16; replicas larger than one instance need a fast fabric).
     pub max_gpus_per_replica: Option<u32>,
     /// Budget, USD per hour for the whole deployment.
     pub max_usd_per_hour: Option<f64>,
@@ -293,8 +301,9 @@ fn tokens(field: &str, raw: &RawTokens) -> Result<TokenStats> {
         let mut acc = 0.0;
         let mut p99 = buckets.last().map(|b| b.0).unwrap_or(mean);
         for (t, w) in &buckets {
-            acc += w / total;
-            if acc >= 0.99 {
+            acc += w;
+            // compare in weight units with a tolerance, so 0.99 of the weight is not missed by rounding
+            if acc >= 0.99 * total * (1.0 - 1e-12) {
                 p99 = *t;
                 break;
             }
@@ -304,7 +313,11 @@ fn tokens(field: &str, raw: &RawTokens) -> Result<TokenStats> {
     let mean = positive(
         &format!("{field}.mean"),
         raw.mean.ok_or_else(|| {
-            CoreError::invalid(field, "(missing)", "{ mean = N, p99 = M } or { histogram = [[tokens, weight], ...] }")
+            CoreError::invalid(
+                field,
+                "(missing)",
+                "{ mean = N, p99 = M } or { histogram = [[tokens, weight], ...] }",
+            )
         })?,
     )?;
     let p99 = positive(&format!("{field}.p99"), raw.p99.unwrap_or(mean))?;
@@ -321,7 +334,11 @@ fn tokens(field: &str, raw: &RawTokens) -> Result<TokenStats> {
 impl RawWorkload {
     /// Validates the workload against the catalog. `model` is the model when
     /// the caller already resolved `hf_config` (file I/O happens at the edge).
-    pub fn validate(self, catalog: &Catalog, hf_model: Option<ModelArch>) -> Result<InferenceWorkload> {
+    pub fn validate(
+        self,
+        catalog: &Catalog,
+        hf_model: Option<ModelArch>,
+    ) -> Result<InferenceWorkload> {
         if self.kind != "inference" {
             return Err(CoreError::invalid(
                 "kind",
@@ -331,9 +348,9 @@ impl RawWorkload {
         }
         let model = match (hf_model, &self.model.id, &self.model.hf_config) {
             (Some(m), _, _) => m,
-            (None, Some(id), _) => catalog.model(id).map_err(|e| {
-                CoreError::invalid("model.id", id, e.to_string())
-            })?,
+            (None, Some(id), _) => catalog
+                .model(id)
+                .map_err(|e| CoreError::invalid("model.id", id, e.to_string()))?,
             (None, None, _) => {
                 return Err(CoreError::invalid(
                     "model",
@@ -344,16 +361,26 @@ impl RawWorkload {
         };
         let precisions = match &self.model.precisions {
             Some(list) if list.is_empty() => {
-                return Err(CoreError::invalid("model.precisions", "[]", "at least one precision"))
+                return Err(CoreError::invalid(
+                    "model.precisions",
+                    "[]",
+                    "at least one precision",
+                ))
             }
             Some(list) => list
                 .iter()
-                .map(|p| p.parse::<Precision>().map_err(|e| CoreError::invalid("model.precisions", p, e)))
+                .map(|p| {
+                    p.parse::<Precision>()
+                        .map_err(|e| CoreError::invalid("model.precisions", p, e))
+                })
                 .collect::<Result<Vec<_>>>()?,
             None => vec![Precision::Bf16, Precision::Fp8],
         };
         let kv_precision = match &self.model.kv_precision {
-            Some(p) => Some(p.parse::<Precision>().map_err(|e| CoreError::invalid("model.kv_precision", p, e))?),
+            Some(p) => Some(
+                p.parse::<Precision>()
+                    .map_err(|e| CoreError::invalid("model.kv_precision", p, e))?,
+            ),
             None => None,
         };
         let t = &self.traffic;
@@ -382,10 +409,25 @@ impl RawWorkload {
                     "\"poisson\" or { kind = \"gamma\", cv = <number> }",
                 ))
             }
-            Some(RawArrival::Gamma { kind, cv }) if kind == "gamma" => positive("traffic.arrival.cv", *cv)?.powi(2),
-            Some(RawArrival::Gamma { kind, .. }) => {
-                return Err(CoreError::invalid("traffic.arrival.kind", kind, "\"gamma\""))
-            }
+            Some(RawArrival::Table(t)) => match (t.kind.as_str(), t.cv) {
+                ("poisson", None) => 1.0,
+                ("poisson", Some(cv)) if (cv - 1.0).abs() < 1e-9 => 1.0,
+                ("gamma", Some(cv)) => positive("traffic.arrival.cv", cv)?.powi(2),
+                ("gamma", None) => {
+                    return Err(CoreError::invalid(
+                        "traffic.arrival.cv",
+                        "(missing)",
+                        "the coefficient of variation of inter-arrival times, e.g. cv = 2.0",
+                    ))
+                }
+                (other, _) => {
+                    return Err(CoreError::invalid(
+                        "traffic.arrival.kind",
+                        other,
+                        "\"poisson\" or \"gamma\" (poisson takes no cv other than 1)",
+                    ))
+                }
+            },
         };
         let input_tokens = tokens("traffic.input_tokens", &t.input_tokens)?;
         let output_tokens = tokens("traffic.output_tokens", &t.output_tokens)?;
@@ -394,17 +436,38 @@ impl RawWorkload {
             return Err(CoreError::invalid(
                 "traffic.input_tokens.p99 + output_tokens.p99",
                 format!("{context}"),
-                format!("at most the model's context length ({})", model.max_position_embeddings),
+                format!(
+                    "at most the model's context length ({})",
+                    model.max_position_embeddings
+                ),
             ));
         }
         let slo = Slo {
-            ttft_ms_p99: self.slo.ttft_ms_p99.map(|v| positive("slo.ttft_ms_p99", v)).transpose()?,
-            tpot_ms_p99: self.slo.tpot_ms_p99.map(|v| positive("slo.tpot_ms_p99", v)).transpose()?,
-            e2e_ms_p99: self.slo.e2e_ms_p99.map(|v| positive("slo.e2e_ms_p99", v)).transpose()?,
+            ttft_ms_p99: self
+                .slo
+                .ttft_ms_p99
+                .map(|v| positive("slo.ttft_ms_p99", v))
+                .transpose()?,
+            tpot_ms_p99: self
+                .slo
+                .tpot_ms_p99
+                .map(|v| positive("slo.tpot_ms_p99", v))
+                .transpose()?,
+            e2e_ms_p99: self
+                .slo
+                .e2e_ms_p99
+                .map(|v| positive("slo.e2e_ms_p99", v))
+                .transpose()?,
         };
         let c = &self.constraints;
         let known = catalog.providers();
-        let providers: Vec<String> = c.providers.clone().unwrap_or_default().iter().map(|p| p.to_ascii_lowercase()).collect();
+        let providers: Vec<String> = c
+            .providers
+            .clone()
+            .unwrap_or_default()
+            .iter()
+            .map(|p| p.to_ascii_lowercase())
+            .collect();
         for p in &providers {
             if !known.contains(p) {
                 return Err(CoreError::invalid(
@@ -416,9 +479,42 @@ impl RawWorkload {
         }
         let regions = c.regions.clone().unwrap_or_default();
         for r in &regions {
-            glob::Pattern::new(r).map_err(|e| CoreError::invalid("constraints.regions", r, format!("a region name or glob ({e})")))?;
+            let pattern = glob::Pattern::new(r).map_err(|e| {
+                CoreError::invalid(
+                    "constraints.regions",
+                    r,
+                    format!("a region name or glob ({e})"),
+                )
+            })?;
+            if !catalog
+                .offerings()
+                .iter()
+                .any(|o| pattern.matches(&o.region))
+            {
+                let mut known: Vec<&str> = catalog
+                    .regions()
+                    .iter()
+                    .map(|x| x.region.as_str())
+                    .collect();
+                known.sort_by_key(|k| (strsim_distance(k, r), *k));
+                known.dedup();
+                return Err(CoreError::invalid(
+                    "constraints.regions",
+                    r,
+                    format!(
+                        "a region of an offering (closest: {})",
+                        known.iter().take(3).copied().collect::<Vec<_>>().join(", ")
+                    ),
+                ));
+            }
         }
-        let geo: Vec<String> = c.geo.clone().unwrap_or_default().iter().map(|g| g.to_ascii_uppercase()).collect();
+        let geo: Vec<String> = c
+            .geo
+            .clone()
+            .unwrap_or_default()
+            .iter()
+            .map(|g| g.to_ascii_uppercase())
+            .collect();
         for g in &geo {
             if !GEO_CODES.contains(&g.as_str()) {
                 return Err(CoreError::invalid(
@@ -428,10 +524,32 @@ impl RawWorkload {
                 ));
             }
         }
-        let countries: Vec<String> = c.countries.clone().unwrap_or_default().iter().map(|g| g.to_ascii_uppercase()).collect();
+        let countries: Vec<String> = c
+            .countries
+            .clone()
+            .unwrap_or_default()
+            .iter()
+            .map(|g| g.to_ascii_uppercase())
+            .collect();
         for cc in &countries {
             if cc.len() != 2 || !cc.chars().all(|x| x.is_ascii_alphabetic()) {
-                return Err(CoreError::invalid("constraints.countries", cc, "ISO 3166 two-letter codes (DE, FR, US ...)"));
+                return Err(CoreError::invalid(
+                    "constraints.countries",
+                    cc,
+                    "ISO 3166 two-letter codes (DE, FR, US ...)",
+                ));
+            }
+            if !catalog.regions().iter().any(|r| &r.country == cc) {
+                let hint = if cc == "UK" {
+                    " (the United Kingdom is GB)"
+                } else {
+                    ""
+                };
+                return Err(CoreError::invalid(
+                    "constraints.countries",
+                    cc,
+                    format!("the ISO code of a country with a cloud region in the catalog{hint}"),
+                ));
             }
         }
         let resolve = |field: &str, list: &Option<Vec<String>>| -> Result<Vec<String>> {
@@ -450,13 +568,24 @@ impl RawWorkload {
         let exclude_gpus = resolve("constraints.exclude_gpus", &c.exclude_gpus)?;
         let min_replicas = c.min_replicas.unwrap_or(1);
         if min_replicas == 0 {
-            return Err(CoreError::invalid("constraints.min_replicas", "0", "a whole number >= 1"));
+            return Err(CoreError::invalid(
+                "constraints.min_replicas",
+                "0",
+                "a whole number >= 1",
+            ));
         }
         let max_gpus_per_replica = c.max_gpus_per_replica.unwrap_or(16);
         if max_gpus_per_replica == 0 {
-            return Err(CoreError::invalid("constraints.max_gpus_per_replica", "0", "a whole number >= 1"));
+            return Err(CoreError::invalid(
+                "constraints.max_gpus_per_replica",
+                "0",
+                "a whole number >= 1",
+            ));
         }
-        let max_usd_per_hour = c.max_usd_per_hour.map(|v| positive("constraints.max_usd_per_hour", v)).transpose()?;
+        let max_usd_per_hour = c
+            .max_usd_per_hour
+            .map(|v| positive("constraints.max_usd_per_hour", v))
+            .transpose()?;
         let max_utilization = c.max_utilization.unwrap_or(0.8);
         if !(max_utilization > 0.0 && max_utilization < 1.0) {
             return Err(CoreError::invalid(
@@ -469,26 +598,58 @@ impl RawWorkload {
         for (p, d) in self.pricing.discounts.clone().unwrap_or_default() {
             let p = p.to_ascii_lowercase();
             if !known.contains(&p) {
-                return Err(CoreError::invalid("pricing.discounts", &p, format!("a provider: one of {}", known.join(", "))));
+                return Err(CoreError::invalid(
+                    "pricing.discounts",
+                    &p,
+                    format!("a provider: one of {}", known.join(", ")),
+                ));
             }
             if !(0.0..1.0).contains(&d) {
-                return Err(CoreError::invalid(format!("pricing.discounts.{p}"), d.to_string(), "a fraction in [0, 1), e.g. 0.25 for 25% off"));
+                return Err(CoreError::invalid(
+                    format!("pricing.discounts.{p}"),
+                    d.to_string(),
+                    "a fraction in [0, 1), e.g. 0.25 for 25% off",
+                ));
             }
             discounts.insert(p, d);
         }
-        let preemptions = self.pricing.spot_preemptions_per_hour.unwrap_or(DEFAULT_SPOT_PREEMPTIONS_PER_HOUR);
+        let preemptions = self
+            .pricing
+            .spot_preemptions_per_hour
+            .unwrap_or(DEFAULT_SPOT_PREEMPTIONS_PER_HOUR);
         if !(preemptions.is_finite() && preemptions >= 0.0) {
-            return Err(CoreError::invalid("pricing.spot_preemptions_per_hour", preemptions.to_string(), "a rate >= 0"));
+            return Err(CoreError::invalid(
+                "pricing.spot_preemptions_per_hour",
+                preemptions.to_string(),
+                "a rate >= 0",
+            ));
         }
-        let replacement_minutes = self.pricing.spot_replacement_minutes.unwrap_or(DEFAULT_SPOT_REPLACEMENT_MINUTES);
+        let replacement_minutes = self
+            .pricing
+            .spot_replacement_minutes
+            .unwrap_or(DEFAULT_SPOT_REPLACEMENT_MINUTES);
         positive("pricing.spot_replacement_minutes", replacement_minutes)?;
-        let memory_utilization = self.engine.memory_utilization.unwrap_or(crate::memory::DEFAULT_MEMORY_UTILIZATION);
+        let memory_utilization = self
+            .engine
+            .memory_utilization
+            .unwrap_or(crate::memory::DEFAULT_MEMORY_UTILIZATION);
         if !(memory_utilization > 0.0 && memory_utilization <= 1.0) {
-            return Err(CoreError::invalid("engine.memory_utilization", memory_utilization.to_string(), "a fraction in (0, 1]"));
+            return Err(CoreError::invalid(
+                "engine.memory_utilization",
+                memory_utilization.to_string(),
+                "a fraction in (0, 1]",
+            ));
         }
-        let max_batched_tokens = self.engine.max_batched_tokens.unwrap_or(crate::memory::DEFAULT_MAX_BATCHED_TOKENS);
+        let max_batched_tokens = self
+            .engine
+            .max_batched_tokens
+            .unwrap_or(crate::memory::DEFAULT_MAX_BATCHED_TOKENS);
         if max_batched_tokens < 256 {
-            return Err(CoreError::invalid("engine.max_batched_tokens", max_batched_tokens.to_string(), "at least 256"));
+            return Err(CoreError::invalid(
+                "engine.max_batched_tokens",
+                max_batched_tokens.to_string(),
+                "at least 256",
+            ));
         }
         Ok(InferenceWorkload {
             name: self.name.unwrap_or_else(|| model.id.clone()),
@@ -538,3 +699,30 @@ pub const DEFAULT_SPOT_PREEMPTIONS_PER_HOUR: f64 = 0.05;
 
 /// Default minutes to replace a preempted instance and load the model.
 pub const DEFAULT_SPOT_REPLACEMENT_MINUTES: f64 = 10.0;
+
+/// Edit distance used to suggest region names.
+fn strsim_distance(a: &str, b: &str) -> usize {
+    // Levenshtein over bytes; region names are short ASCII.
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.iter().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            cur[j + 1] = (prev[j] + usize::from(ca != cb))
+                .min(prev[j + 1] + 1)
+                .min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+/// The KV-cache precision used when none is given: FP8 with FP8/FP4 weights
+/// (as FP8 and NVFP4 checkpoints ship), FP32 with FP32 weights, else BF16.
+pub fn default_kv_precision(weights: Precision) -> Precision {
+    match weights {
+        Precision::Fp8 | Precision::Fp4 => Precision::Fp8,
+        Precision::Fp32 => Precision::Fp32,
+        _ => Precision::Bf16,
+    }
+}

@@ -76,6 +76,14 @@ pub enum Command {
     ///       --input-len 2000 --output-len 300 --concurrency 32 --json
     #[command(verbatim_doc_comment)]
     Estimate(EstimateCmd),
+    /// Find the cheapest deployments that meet a workload's SLOs, across clouds.
+    ///
+    /// Examples:
+    ///   gpuplan plan examples/chat-70b.toml
+    ///   gpuplan plan examples/eu-residency.toml --top 5 --json
+    ///   gpuplan plan examples/chat-70b.toml --explain 1
+    #[command(verbatim_doc_comment)]
+    Plan(PlanCmd),
     /// Compare predictions with published measurements, worst rows first.
     ///
     /// Examples:
@@ -308,6 +316,24 @@ pub struct FitCmd {
     /// Compiled/fused cross-entropy (no fp32 logits copies) (training).
     #[arg(long)]
     pub fused_loss: bool,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct PlanCmd {
+    /// Workload file (TOML, or JSON with a .json extension); see docs/workload.md.
+    pub workload: PathBuf,
+    /// Plans to show.
+    #[arg(long, default_value_t = 10)]
+    pub top: usize,
+    /// Show the full derivation of plan N and the vLLM settings that realise it.
+    #[arg(long, value_name = "N")]
+    pub explain: Option<usize>,
+    /// Calibration table (default: the bundled data/calibration.csv).
+    #[arg(long, value_name = "FILE")]
+    pub calibration: Option<PathBuf>,
     /// Print JSON.
     #[arg(long)]
     pub json: bool,

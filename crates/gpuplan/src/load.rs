@@ -86,3 +86,37 @@ pub fn calibration(path: Option<&Path>) -> CliResult<gpuplan_core::Calibration> 
         None => Ok(gpuplan_core::Calibration::bundled()),
     }
 }
+
+/// Reads and validates a workload file (TOML, or JSON by extension).
+pub fn workload(catalog: &Catalog, path: &Path) -> CliResult<gpuplan_core::InferenceWorkload> {
+    let text = read(path)?;
+    let name = path.display();
+    let raw: gpuplan_core::RawWorkload =
+        if path.extension().and_then(|e| e.to_str()) == Some("json") {
+            serde_json::from_str(&text)
+                .map_err(|e| CliError::bad(format!("{name}: line {}: {e}", e.line())))?
+        } else {
+            toml::from_str(&text).map_err(|e| {
+                let line = e
+                    .span()
+                    .map(|s| text[..s.start.min(text.len())].lines().count().max(1))
+                    .map(|l| format!("line {l}: "))
+                    .unwrap_or_default();
+                CliError::bad(format!("{name}: {line}{}", e.message()))
+            })?
+        };
+    let hf_model = match &raw.model.hf_config {
+        Some(rel) => {
+            let p = path.parent().unwrap_or(Path::new(".")).join(rel);
+            let id = raw
+                .model
+                .id
+                .clone()
+                .unwrap_or_else(|| "hf-model".to_string());
+            Some(import_hf_config(&p.display().to_string(), &read(&p)?, &id)?)
+        }
+        None => None,
+    };
+    raw.validate(catalog, hf_model)
+        .map_err(|e| CliError::bad(format!("{name}: {e}")))
+}

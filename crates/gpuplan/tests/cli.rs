@@ -495,3 +495,245 @@ fn validate_reports_summary_by_kind_and_gpu() {
         assert!(r["skipped"].is_string());
     }
 }
+
+#[test]
+fn every_example_plans_with_the_json_contract() {
+    let mut names: Vec<_> =
+        std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().and_then(|e| e.to_str()) == Some("toml"))
+            .collect();
+    names.sort();
+    assert!(names.len() >= 6, "{names:?}");
+    for path in names {
+        let rel = format!("examples/{}", path.file_name().unwrap().to_str().unwrap());
+        let out = gpuplan(&["plan", &rel, "--json", "--top", "5"]);
+        assert_eq!(out.code, 0, "{rel}: {}", out.stderr);
+        let v = json(&out);
+        let plans = v["plans"].as_array().unwrap();
+        assert!(!plans.is_empty(), "{rel}");
+        let mut last = 0.0;
+        for p in plans {
+            for key in ["provider", "region", "instance_type", "gpu", "precision"] {
+                assert!(p[key].is_string(), "{rel}: {key}");
+            }
+            for key in [
+                "gpus_per_replica",
+                "replicas",
+                "tp",
+                "pp",
+                "usd_per_hour",
+                "usd_per_million_output_tokens",
+                "ttft_ms_p99",
+                "tpot_ms_p99",
+                "utilization",
+            ] {
+                assert!(p[key].is_number(), "{rel}: {key}");
+            }
+            let cost = p["usd_per_hour"].as_f64().unwrap();
+            assert!(cost >= last, "{rel}: ranked cheapest first");
+            last = cost;
+            assert!(p["utilization"].as_f64().unwrap() <= 1.0);
+            assert!(p["vllm_command"]
+                .as_str()
+                .unwrap()
+                .starts_with("vllm serve"));
+        }
+        assert!(!v["pareto"].as_array().unwrap().is_empty(), "{rel}");
+        assert!(v["rejected"].is_object(), "{rel}");
+    }
+}
+
+#[test]
+fn plan_respects_the_examples_constraints() {
+    let v = json(&gpuplan(&[
+        "plan",
+        "examples/eu-residency.toml",
+        "--json",
+        "--top",
+        "20",
+    ]));
+    let regions: Vec<&str> = v["plans"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["region"].as_str().unwrap())
+        .collect();
+    assert!(!regions.is_empty());
+    let c = json(&gpuplan(&[
+        "catalog",
+        "offerings",
+        "--json",
+        "--limit",
+        "0",
+    ]));
+    let _ = c;
+    for p in v["plans"].as_array().unwrap() {
+        let provider = p["provider"].as_str().unwrap();
+        let region = p["region"].as_str().unwrap();
+        // every plan's region is an EU member state per regions.csv
+        let regions_csv = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../data/regions.csv"
+        ))
+        .unwrap();
+        let mut rdr = csv::Reader::from_reader(regions_csv.as_bytes());
+        let eu = rdr
+            .records()
+            .map(|r| r.unwrap())
+            .find(|r| &r[0] == provider && &r[1] == region)
+            .map(|r| r[4].to_string());
+        assert_eq!(eu.as_deref(), Some("true"), "{provider}/{region}");
+    }
+    let batch = json(&gpuplan(&[
+        "plan",
+        "examples/batch-summarization.toml",
+        "--json",
+    ]));
+    assert!(
+        batch["plans"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|p| p["spot"] == true),
+        "batch work may use spot"
+    );
+    let chat = json(&gpuplan(&["plan", "examples/chat-70b.toml", "--json"]));
+    for p in chat["plans"].as_array().unwrap() {
+        assert_eq!(p["spot"], false);
+        assert!(p["replicas"].as_u64().unwrap() >= 2, "min_replicas = 2");
+    }
+}
+
+#[test]
+fn plan_human_output_shows_prices_with_dates_and_rejections() {
+    let out = gpuplan(&["plan", "examples/chat-70b.toml"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stdout.contains("price date"));
+    assert!(out.stdout.contains("2026-"), "{}", out.stdout);
+    assert!(out.stdout.contains("Pareto frontier"));
+    assert!(out.stdout.contains("does not fit in GPU memory"));
+    let explain = gpuplan(&["plan", "examples/chat-70b.toml", "--explain", "1"]);
+    assert_eq!(explain.code, 0, "{}", explain.stderr);
+    for needle in [
+        "Memory per GPU",
+        "Erlang C",
+        "replicas = max(min_replicas",
+        "vllm serve",
+        "--tensor-parallel-size",
+        "--max-num-seqs",
+        "--gpu-memory-utilization",
+    ] {
+        assert!(
+            explain.stdout.contains(needle),
+            "missing {needle}: {}",
+            explain.stdout
+        );
+    }
+    let bad = gpuplan(&["plan", "examples/chat-70b.toml", "--explain", "1000000"]);
+    assert_eq!(bad.code, 2);
+}
+
+#[test]
+fn bad_workloads_exit_2_naming_file_and_field() {
+    let dir = std::env::temp_dir().join(format!("gpuplan-plan-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let write = |name: &str, text: &str| {
+        let p = dir.join(name);
+        std::fs::write(&p, text).unwrap();
+        p.display().to_string()
+    };
+    let base = "kind = \"inference\"\n[model]\nid = \"llama-3.1-8b\"\n[traffic]\nrequests_per_s = 5\ninput_tokens = { mean = 500, p99 = 2000 }\noutput_tokens = { mean = 100, p99 = 400 }\n";
+    let cases = [
+        (
+            "typo.toml",
+            format!("{base}[slo]\nttft_ms_p95 = 100\n"),
+            "ttft_ms_p95",
+        ),
+        (
+            "negative.toml",
+            base.replace("requests_per_s = 5", "requests_per_s = -5"),
+            "traffic.requests_per_s",
+        ),
+        (
+            "model.toml",
+            base.replace("llama-3.1-8b", "llama-9"),
+            "model.id",
+        ),
+        (
+            "geo.toml",
+            format!("{base}[constraints]\ngeo = [\"MARS\"]\n"),
+            "constraints.geo",
+        ),
+        (
+            "country.toml",
+            format!("{base}[constraints]\ncountries = [\"UK\"]\n"),
+            "GB",
+        ),
+        (
+            "region.toml",
+            format!("{base}[constraints]\nregions = [\"us-est-1\"]\n"),
+            "us-east-1",
+        ),
+        (
+            "syntax.toml",
+            "kind = \"inference\"\n[model\n".to_string(),
+            "line 2",
+        ),
+        (
+            "p99.toml",
+            base.replace("p99 = 2000", "p99 = 10"),
+            "input_tokens.p99",
+        ),
+        (
+            "context.toml",
+            base.replace("p99 = 2000", "p99 = 200000"),
+            "context",
+        ),
+        (
+            "arrival.toml",
+            base.replace(
+                "requests_per_s = 5",
+                "requests_per_s = 5\narrival = { kind = \"gamma\", cvv = 2 }",
+            ),
+            "arrival",
+        ),
+    ];
+    for (name, text, needle) in cases {
+        let path = write(name, &text);
+        let out = gpuplan(&["plan", &path]);
+        assert_eq!(out.code, 2, "{name}: {}", out.stderr);
+        assert!(
+            out.stderr.contains(name),
+            "{name} not named: {}",
+            out.stderr
+        );
+        assert!(
+            out.stderr.contains(needle),
+            "{name}: expected `{needle}` in: {}",
+            out.stderr
+        );
+    }
+    let infeasible = write("slo.toml", &format!("{base}[slo]\ntpot_ms_p99 = 0.5\n"));
+    let out = gpuplan(&["plan", &infeasible]);
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(
+        out.stdout.contains("Hint") && out.stdout.contains("tpot_ms_p99"),
+        "{}",
+        out.stdout
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn json_workloads_are_accepted() {
+    let dir = std::env::temp_dir().join(format!("gpuplan-json-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join("w.json");
+    std::fs::write(&p, r#"{"kind":"inference","model":{"id":"llama-3.1-8b"},"traffic":{"requests_per_s":3,"input_tokens":{"mean":500,"p99":1500},"output_tokens":{"mean":100,"p99":300}},"slo":{"ttft_ms_p99":2000}}"#).unwrap();
+    let out = gpuplan(&["plan", p.to_str().unwrap(), "--json", "--top", "1"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(json(&out)["plans"].as_array().unwrap().len(), 1);
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -63,9 +63,7 @@ pub fn replica_layout(count: Option<u32>, tp: Option<u32>, pp: u32) -> CliResult
 pub fn kv_precision_arg(value: Option<&str>, weights: Precision) -> CliResult<Precision> {
     match value {
         Some(p) => precision_arg("--kv-precision", p),
-        None if matches!(weights, Precision::Fp8 | Precision::Fp4) => Ok(Precision::Fp8),
-        None if weights == Precision::Fp32 => Ok(Precision::Fp32),
-        None => Ok(Precision::Bf16),
+        None => Ok(gpuplan_core::default_kv_precision(weights)),
     }
 }
 

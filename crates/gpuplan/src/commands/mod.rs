@@ -3,6 +3,7 @@
 mod catalog;
 mod estimate;
 mod fit;
+mod plan;
 mod validate;
 
 use crate::cli::{Cli, Command};
@@ -17,6 +18,7 @@ pub fn run(cli: Cli) -> CliResult {
         Command::Fit(cmd) => fit::run(&catalog, cmd),
         Command::Estimate(cmd) => estimate::run(&catalog, cmd),
         Command::Validate(cmd) => validate::run(&catalog, cmd),
+        Command::Plan(cmd) => plan::run(&catalog, cmd),
     }
 }
 

@@ -116,7 +116,9 @@ pub fn run(catalog: &Catalog, cmd: ValidateCmd) -> CliResult {
 
 fn print_markdown(report: &gpuplan_core::ValidationReport, name: &str) {
     let file = name.rsplit('/').next().unwrap_or(name);
-    println!("| kind | rows predicted | skipped | median abs error | p90 abs error | within ±25% |");
+    println!(
+        "| kind | rows predicted | skipped | median abs error | p90 abs error | within ±25% |"
+    );
     println!("|---|---:|---:|---:|---:|---:|");
     for (k, s) in &report.summary.by_kind {
         println!(
@@ -125,7 +127,9 @@ fn print_markdown(report: &gpuplan_core::ValidationReport, name: &str) {
             s.n_skipped,
             opt(s.median_abs_pct_error, 1),
             opt(s.p90_abs_pct_error, 1),
-            s.within_25pct.map(|w| format!("{:.0}%", w * 100.0)).unwrap_or_else(|| "–".into())
+            s.within_25pct
+                .map(|w| format!("{:.0}%", w * 100.0))
+                .unwrap_or_else(|| "–".into())
         );
     }
     println!();
@@ -135,7 +139,12 @@ fn print_markdown(report: &gpuplan_core::ValidationReport, name: &str) {
         if s.n_predicted == 0 {
             continue;
         }
-        println!("| {g} | {} | {}% | {}% |", s.n_predicted, opt(s.median_abs_pct_error, 1), opt(s.max_abs_pct_error, 1));
+        println!(
+            "| {g} | {} | {}% | {}% |",
+            s.n_predicted,
+            opt(s.median_abs_pct_error, 1),
+            opt(s.max_abs_pct_error, 1)
+        );
     }
     println!();
     println!("| worst rows | setup | metric | measured | predicted | error |");

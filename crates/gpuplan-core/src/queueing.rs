@@ -1,0 +1,98 @@
+//! Queueing approximations for the tail of the waiting time.
+//!
+//! A replica that admits at most `c` sequences at once is a `c`-server queue
+//! whose servers are batch slots. Arrivals wait when every slot is busy.
+//! The probability of waiting is Erlang C (M/M/c); for general arrivals and
+//! service times the waiting time is scaled by the Allen–Cunneen factor
+//! (c_a² + c_s²)/2, and its tail is taken as exponential with the M/M/c
+//! decay rate, which gives p99 = ln(P_wait / 0.01) / (c·μ − λ) · (c_a² + c_s²)/2.
+
+/// Erlang C: probability that an arrival waits in an M/M/c queue with
+/// offered load `a = λ/μ` (in servers). Returns 1 when `a >= c`.
+pub fn erlang_c(servers: f64, offered_load: f64) -> f64 {
+    let c = servers.floor().max(1.0);
+    let a = offered_load.max(0.0);
+    if a >= c {
+        return 1.0;
+    }
+    if a == 0.0 {
+        return 0.0;
+    }
+    // Erlang B by the stable recursion B(k) = a·B(k−1) / (k + a·B(k−1)), then
+    // C = B / (1 − ρ(1 − B)).
+    let mut b = 1.0;
+    let n = c as u64;
+    for k in 1..=n {
+        b = a * b / (k as f64 + a * b);
+    }
+    let rho = a / c;
+    b / (1.0 - rho * (1.0 - b))
+}
+
+/// Waiting-time quantile `q` (e.g. 0.99) of a G/G/c queue, seconds.
+///
+/// `arrival_rate` λ (1/s), `service_s` mean service time 1/μ (s),
+/// `servers` c, and the squared coefficients of variation of inter-arrival
+/// (`ca2`) and service (`cs2`) times. Infinite when the queue is unstable.
+pub fn wait_quantile_s(
+    arrival_rate: f64,
+    service_s: f64,
+    servers: f64,
+    ca2: f64,
+    cs2: f64,
+    q: f64,
+) -> f64 {
+    let c = servers.floor().max(1.0);
+    let mu = 1.0 / service_s;
+    let a = arrival_rate * service_s;
+    if a >= c {
+        return f64::INFINITY;
+    }
+    let p_wait = erlang_c(c, a);
+    let tail = 1.0 - q;
+    if p_wait <= tail {
+        return 0.0;
+    }
+    let rate = c * mu - arrival_rate;
+    (p_wait / tail).ln() / rate * (ca2 + cs2) / 2.0
+}
+
+/// Mean waiting time of a G/G/c queue (Allen–Cunneen), seconds.
+pub fn mean_wait_s(arrival_rate: f64, service_s: f64, servers: f64, ca2: f64, cs2: f64) -> f64 {
+    let c = servers.floor().max(1.0);
+    let a = arrival_rate * service_s;
+    if a >= c {
+        return f64::INFINITY;
+    }
+    erlang_c(c, a) / (c / service_s - arrival_rate) * (ca2 + cs2) / 2.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn erlang_c_known_values() {
+        // M/M/1: P(wait) = ρ.
+        assert!((erlang_c(1.0, 0.7) - 0.7).abs() < 1e-12);
+        // M/M/2 with a = 1: C = 1/3 (textbook).
+        assert!((erlang_c(2.0, 1.0) - 1.0 / 3.0).abs() < 1e-12);
+        assert_eq!(erlang_c(4.0, 5.0), 1.0);
+        assert_eq!(erlang_c(4.0, 0.0), 0.0);
+    }
+
+    #[test]
+    fn mm1_wait_quantile_matches_closed_form() {
+        // M/M/1: P(W > t) = ρ e^{−(μ−λ)t}; λ = 0.8, μ = 1 → p99 = ln(80)/0.2.
+        let w = wait_quantile_s(0.8, 1.0, 1.0, 1.0, 1.0, 0.99);
+        assert!((w - (80.0f64).ln() / 0.2).abs() < 1e-9, "{w}");
+        // M/M/1 mean wait: ρ/(μ−λ) = 4.
+        assert!((mean_wait_s(0.8, 1.0, 1.0, 1.0, 1.0) - 4.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn unstable_queue_waits_forever_and_idle_never_waits() {
+        assert!(wait_quantile_s(2.0, 1.0, 1.0, 1.0, 1.0, 0.99).is_infinite());
+        assert_eq!(wait_quantile_s(0.001, 1.0, 8.0, 1.0, 1.0, 0.99), 0.0);
+    }
+}

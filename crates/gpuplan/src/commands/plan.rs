@@ -1,0 +1,276 @@
+//! `gpuplan plan`: ranked deployments, Pareto frontier, rejections, `--explain`.
+
+use super::{print_json, table};
+use crate::cli::PlanCmd;
+use crate::error::{CliError, CliResult};
+use crate::load;
+use gpuplan_catalog::Catalog;
+use gpuplan_core::{plan, InferenceWorkload, Plan, PlanOptions, PlanReport};
+use std::time::Instant;
+
+pub fn run(catalog: &Catalog, cmd: PlanCmd) -> CliResult {
+    let w = load::workload(catalog, &cmd.workload)?;
+    let cal = load::calibration(cmd.calibration.as_deref())?;
+    if cmd.top == 0 {
+        return Err(CliError::bad("--top 0: expected a whole number >= 1"));
+    }
+    let started = Instant::now();
+    let report = plan(
+        catalog,
+        &w,
+        &cal,
+        PlanOptions {
+            top: cmd.top.max(cmd.explain.unwrap_or(0)),
+        },
+    );
+    let elapsed = started.elapsed();
+    if let Some(n) = cmd.explain {
+        let Some(p) = report.plans.iter().find(|p| p.rank == n) else {
+            return Err(CliError::bad(format!(
+                "--explain {n}: expected a plan number from 1 to {}",
+                report.plans.len()
+            )));
+        };
+        if cmd.json {
+            print_json(p)?;
+        } else {
+            explain(&w, p);
+        }
+        return Ok(());
+    }
+    if cmd.json {
+        print_json(&report)?;
+    } else {
+        print_report(&w, &report, elapsed.as_secs_f64());
+    }
+    if report.plans.is_empty() {
+        Err(CliError::Infeasible)
+    } else {
+        Ok(())
+    }
+}
+
+fn describe_workload(w: &InferenceWorkload) -> String {
+    let slo = &w.slo;
+    let mut targets = Vec::new();
+    if let Some(t) = slo.ttft_ms_p99 {
+        targets.push(format!("TTFT p99 ≤ {t} ms"));
+    }
+    if let Some(t) = slo.tpot_ms_p99 {
+        targets.push(format!("TPOT p99 ≤ {t} ms"));
+    }
+    if let Some(t) = slo.e2e_ms_p99 {
+        targets.push(format!("end-to-end p99 ≤ {t} ms"));
+    }
+    let targets = if targets.is_empty() {
+        "no latency SLO: cheapest tokens per dollar".to_string()
+    } else {
+        targets.join(", ")
+    };
+    format!(
+        "{} — {}: peak {} req/s (mean {}), input {:.0}/{:.0} tokens, output {:.0}/{:.0} (mean/p99); {targets}",
+        w.name,
+        w.model.id,
+        w.peak_requests_per_s,
+        w.mean_requests_per_s,
+        w.input_tokens.mean,
+        w.input_tokens.p99,
+        w.output_tokens.mean,
+        w.output_tokens.p99
+    )
+}
+
+fn gpus(p: &Plan) -> String {
+    format!("{} × {}", p.gpu, p.gpus_per_replica)
+}
+
+fn print_report(w: &InferenceWorkload, r: &PlanReport, seconds: f64) {
+    println!("{}", describe_workload(w));
+    println!(
+        "Searched {} candidates in {:.2} s: {} feasible distinct plans.",
+        r.candidates_evaluated, seconds, r.feasible
+    );
+    if !r.plans.is_empty() {
+        let mut t = table(&[
+            "#",
+            "provider",
+            "region",
+            "instance",
+            "GPU × per replica",
+            "TP/PP",
+            "prec",
+            "replicas",
+            "$/hour",
+            "$/1M out tok",
+            "TTFT p99",
+            "TPOT p99",
+            "util",
+            "price date",
+        ]);
+        for p in &r.plans {
+            let region = if p.also_in_regions.is_empty() {
+                p.region.clone()
+            } else {
+                format!("{} (+{})", p.region, p.also_in_regions.len())
+            };
+            t.add_row(vec![
+                p.rank.to_string(),
+                p.provider.clone(),
+                region,
+                format!("{}{}", p.instance_type, if p.spot { " (spot)" } else { "" }),
+                gpus(p),
+                format!("{}/{}", p.tp, p.pp),
+                p.precision.to_string(),
+                format!("{} ({} inst)", p.replicas, p.instances),
+                format!("{:.2}", p.usd_per_hour),
+                format!("{:.3}", p.usd_per_million_output_tokens),
+                format!("{:.0} ms", p.ttft_ms_p99),
+                format!("{:.1} ms", p.tpot_ms_p99),
+                format!("{:.0}%", p.utilization * 100.0),
+                p.price_date.clone().unwrap_or_else(|| "undated".into()),
+            ]);
+        }
+        println!("{t}");
+        println!("$/1M out tok is at peak load; `--explain N` shows the derivation and the vLLM command of plan N.");
+        if r.plans.iter().any(|p| p.spot) {
+            println!(
+                "Spot plans include extra replicas for the expected capacity lost to preemptions."
+            );
+        }
+        if r.plans.iter().any(|p| !p.calibrated) {
+            println!("Plans on GPU families without calibration data extrapolate efficiencies from other GPUs.");
+        }
+        println!();
+        println!("Pareto frontier (cost vs p99 end-to-end latency at peak):");
+        let mut t = table(&["$/hour", "e2e p99", "TTFT p99", "TPOT p99", "deployment"]);
+        for p in &r.pareto {
+            t.add_row(vec![
+                format!("{:.2}", p.usd_per_hour),
+                format!("{:.0} ms", p.e2e_ms_p99),
+                format!("{:.0} ms", p.ttft_ms_p99),
+                format!("{:.1} ms", p.tpot_ms_p99),
+                format!(
+                    "{} {} {} × {}, {} replicas, TP{}/PP{}, {}{}",
+                    p.provider,
+                    p.region,
+                    p.instance_type,
+                    p.instances,
+                    p.replicas,
+                    p.tp,
+                    p.pp,
+                    p.precision,
+                    if p.spot { ", spot" } else { "" }
+                ),
+            ]);
+        }
+        println!("{t}");
+    }
+    println!();
+    println!("Rejected candidates by reason:");
+    let mut t = table(&["reason", "count", "example"]);
+    let mut rows: Vec<_> = r.rejected.iter().collect();
+    rows.sort_by_key(|r| std::cmp::Reverse(r.1.count));
+    for (_, rej) in rows {
+        t.add_row(vec![
+            rej.description.to_string(),
+            rej.count.to_string(),
+            rej.example.clone(),
+        ]);
+    }
+    println!("{t}");
+    if let Some(h) = &r.hint {
+        println!("No feasible plan. Hint: {h}.");
+    }
+}
+
+fn explain(w: &InferenceWorkload, p: &Plan) {
+    let d = &p.derivation;
+    println!(
+        "Plan {}: {} {} ({}), {} × {}{}",
+        p.rank,
+        p.provider,
+        p.region,
+        p.location,
+        p.instances,
+        p.instance_type,
+        if p.spot { " spot" } else { "" }
+    );
+    println!("{}", describe_workload(w));
+    println!();
+    println!(
+        "Replica: {} × {} (TP{} × PP{}), {} weights, {} KV cache, batch cap {} sequences.",
+        p.gpus_per_replica, p.gpu, p.tp, p.pp, p.precision, p.kv_precision, p.max_num_seqs
+    );
+    println!(
+        "Memory per GPU (engine budget = {:.0}% of the GPU):",
+        p.memory_utilization * 100.0
+    );
+    let m = &d.memory;
+    println!("  weights {:.2} GiB + activation workspace {:.2} GiB + runtime {:.2} GiB + KV cache {:.2} GiB = {:.2} GiB", m.weights_gib, m.activations_gib, m.overhead_gib, m.kv_cache_gib, m.total_gib);
+    println!("  KV cache holds {} tokens per replica = {} requests of mean length; the engine admits at most {}.", d.kv_cache_tokens, d.kv_sequences, p.max_num_seqs);
+    println!();
+    println!(
+        "Performance (per replica, at a full batch of {}):",
+        p.max_num_seqs
+    );
+    println!(
+        "  iteration {:.2} ms, decode bound by {}, prefill bound by {}",
+        d.iteration_ms_full_batch,
+        d.decode_bound.label(),
+        d.prefill_bound.label()
+    );
+    println!(
+        "  request service time {:.2} s → at most {:.2} req/s per replica",
+        d.service_s, d.max_requests_per_s_per_replica
+    );
+    println!(
+        "  capacity within the SLO and {:.0}% utilisation cap: {:.2} req/s per replica",
+        w.constraints.max_utilization * 100.0,
+        d.capacity_requests_per_s_per_replica
+    );
+    println!();
+    println!("Queueing at peak ({:.2} req/s per replica; G/G/c with c = {} slots, c_a² = {:.2}, c_s² = {:.2}):", d.peak_requests_per_s_per_replica, p.max_num_seqs, d.ca2, d.cs2);
+    println!(
+        "  P(wait) = {:.3} (Erlang C), p99 wait {:.0} ms (Allen–Cunneen scaled exponential tail)",
+        d.p_wait_at_peak, d.queue_wait_ms_p99
+    );
+    println!(
+        "  TTFT p99 = wait {:.0} ms + p99-prompt prefill {:.0} ms = {:.0} ms",
+        d.queue_wait_ms_p99, d.prefill_ms_p99, p.ttft_ms_p99
+    );
+    println!("  TPOT p99 {:.1} ms; end-to-end p99 = TTFT + (p99 output − 1) × TPOT = {:.0} ms; utilisation {:.0}%", p.tpot_ms_p99, p.e2e_ms_p99, p.utilization * 100.0);
+    println!();
+    println!("Cost:");
+    println!(
+        "  replicas = max(min_replicas {}, ceil(peak {} / capacity)) = {} (peak alone needs {})",
+        w.constraints.min_replicas, w.peak_requests_per_s, p.replicas, d.replicas_for_peak
+    );
+    println!(
+        "  instances = {} ({} GPUs each, {} GPUs per replica)",
+        p.instances, p.gpus_per_instance, p.gpus_per_replica
+    );
+    println!(
+        "  ${:.4}/instance-hour list × {} × (1 − discount {:.0}%) = ${:.2}/hour",
+        d.list_usd_per_instance_hour,
+        p.instances,
+        d.discount * 100.0,
+        p.usd_per_hour
+    );
+    if let (Some(rate), Some(loss)) = (d.spot_preemptions_per_hour, d.spot_capacity_loss) {
+        println!("  spot: {rate} expected preemptions per instance-hour; {:.2}% of capacity lost to replacements is covered by extra replicas", loss * 100.0);
+    }
+    println!(
+        "  $/1M output tokens: {:.3} at peak, {:.3} at mean load ({} req/s)",
+        p.usd_per_million_output_tokens,
+        p.usd_per_million_output_tokens_at_mean,
+        w.mean_requests_per_s
+    );
+    println!(
+        "  price: {} (read {})",
+        p.price_source,
+        p.price_date.as_deref().unwrap_or("undated")
+    );
+    println!();
+    println!("Serving-engine settings (one replica):");
+    println!("  {}", p.vllm_command);
+}
