@@ -98,24 +98,8 @@ pub enum Command {
 pub struct EstimateCmd {
     #[command(flatten)]
     pub model: ModelArgs,
-    /// GPU name or alias.
-    #[arg(long)]
-    pub gpu: String,
-    /// GPUs in the replica (default tp × pp).
-    #[arg(long)]
-    pub count: Option<u32>,
-    /// Tensor-parallel degree (default: --count).
-    #[arg(long)]
-    pub tp: Option<u32>,
-    /// Pipeline-parallel degree.
-    #[arg(long, default_value_t = 1)]
-    pub pp: u32,
-    /// Weight precision: bf16, fp16, fp8, int8, int4, fp4.
-    #[arg(long, default_value = "bf16")]
-    pub precision: String,
-    /// KV-cache precision (default: fp8 with fp8/fp4 weights, else bf16).
-    #[arg(long)]
-    pub kv_precision: Option<String>,
+    #[command(flatten)]
+    pub replica: ReplicaArgs,
     /// Prompt tokens per request.
     #[arg(long, allow_negative_numbers = true)]
     pub input_len: i64,
@@ -249,14 +233,13 @@ pub struct ModelArgs {
     pub hf_config: Option<PathBuf>,
 }
 
-#[derive(Debug, Args)]
-pub struct FitCmd {
-    #[command(flatten)]
-    pub model: ModelArgs,
+/// GPU, split and precision of a replica, shared by fit and estimate.
+#[derive(Debug, Args, Clone)]
+pub struct ReplicaArgs {
     /// GPU name or alias (H100, A100-80GB, L40S ...).
     #[arg(long)]
     pub gpu: String,
-    /// GPUs in total (default: tp × pp × dp).
+    /// GPUs in total (default: tp × pp, and × dp for training).
     #[arg(long)]
     pub count: Option<u32>,
     /// Tensor-parallel degree (default: --count for inference, 1 for training).
@@ -268,9 +251,17 @@ pub struct FitCmd {
     /// Weight precision: bf16, fp16, fp8, int8, int4, fp4 (training: bf16 or fp8).
     #[arg(long, default_value = "bf16")]
     pub precision: String,
-    /// KV-cache precision (default: fp8 when --precision fp8, else bf16).
+    /// KV-cache precision (default: fp8 with fp8/fp4 weights, else bf16).
     #[arg(long)]
     pub kv_precision: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct FitCmd {
+    #[command(flatten)]
+    pub model: ModelArgs,
+    #[command(flatten)]
+    pub replica: ReplicaArgs,
     /// Context length (prompt + output) each sequence needs, tokens.
     #[arg(long, default_value_t = 2048, allow_negative_numbers = true)]
     pub context: i64,

@@ -1,6 +1,6 @@
 //! `gpuplan estimate`: one replica's TTFT, TPOT and throughput.
 
-use super::fit::{kv_precision_arg, precision_arg, replica_layout};
+use super::fit::{replica_layout, resolve_replica};
 use super::{print_json, table};
 use crate::cli::EstimateCmd;
 use crate::error::{CliError, CliResult};
@@ -54,12 +54,8 @@ struct EstimateReport {
 
 pub fn run(catalog: &Catalog, cmd: EstimateCmd) -> CliResult {
     let model = load::model(catalog, &cmd.model)?;
-    let gpu = catalog
-        .gpu(&cmd.gpu)
-        .map_err(|e| CliError::bad(format!("--gpu: {e}")))?;
-    let precision = precision_arg("--precision", &cmd.precision)?;
-    let kv_precision = kv_precision_arg(cmd.kv_precision.as_deref(), precision)?;
-    let layout = replica_layout(cmd.count, cmd.tp, cmd.pp)?;
+    let (gpu, precision, kv_precision) = resolve_replica(catalog, &cmd.replica)?;
+    let layout = replica_layout(cmd.replica.count, cmd.replica.tp, cmd.replica.pp)?;
     if cmd.input_len < 1 || cmd.output_len < 1 {
         return Err(CliError::bad(format!(
             "--input-len {} --output-len {}: expected whole numbers of tokens >= 1",

@@ -1,7 +1,7 @@
 //! `gpuplan fit`: does a model fit, and how is each GPU's memory used.
 
 use super::{print_json, table};
-use crate::cli::{FitCmd, MethodArg, RecomputeArg};
+use crate::cli::{FitCmd, MethodArg, RecomputeArg, ReplicaArgs};
 use crate::error::{CliError, CliResult};
 use crate::load;
 use gpuplan_catalog::{Catalog, Precision};
@@ -44,6 +44,19 @@ pub struct FitReport {
     reason: Option<String>,
 }
 
+/// The GPU and precisions named by the replica flags.
+pub fn resolve_replica<'a>(
+    catalog: &'a Catalog,
+    args: &ReplicaArgs,
+) -> CliResult<(&'a gpuplan_catalog::GpuSpec, Precision, Precision)> {
+    let gpu = catalog
+        .gpu(&args.gpu)
+        .map_err(|e| CliError::bad(format!("--gpu: {e}")))?;
+    let precision = precision_arg("--precision", &args.precision)?;
+    let kv_precision = kv_precision_arg(args.kv_precision.as_deref(), precision)?;
+    Ok((gpu, precision, kv_precision))
+}
+
 /// The replica layout from --count/--tp/--pp.
 pub fn replica_layout(count: Option<u32>, tp: Option<u32>, pp: u32) -> CliResult<Layout> {
     if pp == 0 {
@@ -76,26 +89,22 @@ pub fn precision_arg(flag: &str, value: &str) -> CliResult<Precision> {
 
 pub fn run(catalog: &Catalog, cmd: FitCmd) -> CliResult {
     let model = load::model(catalog, &cmd.model)?;
-    let gpu = catalog
-        .gpu(&cmd.gpu)
-        .map_err(|e| CliError::bad(format!("--gpu: {e}")))?;
-    let precision = precision_arg("--precision", &cmd.precision)?;
-    let kv_precision = kv_precision_arg(cmd.kv_precision.as_deref(), precision)?;
-    if cmd.pp == 0 {
+    let (gpu, precision, kv_precision) = resolve_replica(catalog, &cmd.replica)?;
+    if cmd.replica.pp == 0 {
         return Err(CliError::bad("--pp 0: expected a whole number >= 1"));
     }
     let report = if cmd.training {
-        let tp = cmd.tp.unwrap_or(1);
-        let dp = match (cmd.dp, cmd.count) {
+        let tp = cmd.replica.tp.unwrap_or(1);
+        let dp = match (cmd.dp, cmd.replica.count) {
             (Some(dp), _) => dp,
-            (None, Some(count)) => count / (tp * cmd.pp).max(1),
+            (None, Some(count)) => count / (tp * cmd.replica.pp).max(1),
             (None, None) => 1,
         };
-        let count = cmd.count.unwrap_or(tp * cmd.pp * dp);
-        if tp == 0 || dp == 0 || tp * cmd.pp * dp != count {
+        let count = cmd.replica.count.unwrap_or(tp * cmd.replica.pp * dp);
+        if tp == 0 || dp == 0 || tp * cmd.replica.pp * dp != count {
             return Err(CliError::bad(format!(
                 "--count {count}: must equal tp × pp × dp = {tp} × {} × {dp}",
-                cmd.pp
+                cmd.replica.pp
             )));
         }
         let method = match cmd.method {
@@ -115,12 +124,15 @@ pub fn run(catalog: &Catalog, cmd: FitCmd) -> CliResult {
         let mem = training_memory(&TrainingMemoryInput {
             model: &model,
             gpu,
-            layout: Layout { tp, pp: cmd.pp },
+            layout: Layout {
+                tp,
+                pp: cmd.replica.pp,
+            },
             dp,
             zero: cmd.zero,
             micro_batch: cmd.micro_batch,
             seq_len: cmd.seq_len,
-            micro_batches: cmd.micro_batches.unwrap_or(u64::from(cmd.pp)),
+            micro_batches: cmd.micro_batches.unwrap_or(u64::from(cmd.replica.pp)),
             schedule: PipelineSchedule::OneFOneB,
             recompute: match cmd.recompute {
                 RecomputeArg::None => Recompute::None,
@@ -143,7 +155,7 @@ pub fn run(catalog: &Catalog, cmd: FitCmd) -> CliResult {
             gpu: gpu.name.clone(),
             gpu_count: count,
             tp,
-            pp: cmd.pp,
+            pp: cmd.replica.pp,
             dp: Some(dp),
             precision,
             kv_precision: None,
@@ -158,7 +170,7 @@ pub fn run(catalog: &Catalog, cmd: FitCmd) -> CliResult {
             reason: mem.reason,
         }
     } else {
-        let layout = replica_layout(cmd.count, cmd.tp, cmd.pp)?;
+        let layout = replica_layout(cmd.replica.count, cmd.replica.tp, cmd.replica.pp)?;
         let (count, tp) = (layout.gpus(), layout.tp);
         if cmd.context <= 0 {
             return Err(CliError::bad(format!(
@@ -186,7 +198,7 @@ pub fn run(catalog: &Catalog, cmd: FitCmd) -> CliResult {
             gpu: gpu.name.clone(),
             gpu_count: count,
             tp,
-            pp: cmd.pp,
+            pp: cmd.replica.pp,
             dp: None,
             precision,
             kv_precision: Some(kv_precision),
