@@ -737,3 +737,63 @@ fn json_workloads_are_accepted() {
     assert_eq!(json(&out)["plans"].as_array().unwrap().len(), 1);
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn skypilot_vms_replaces_a_providers_offerings_and_catalog_dir_overrides() {
+    let dir = std::env::temp_dir().join(format!("gpuplan-sky-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let vms = dir.join("vms.csv");
+    std::fs::write(
+        &vms,
+        "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,Price,SpotPrice,Region,AvailabilityZone\n\
+         m5.large,,,2,8,0.096,0.03,us-east-1,us-east-1a\n\
+         p5.48xlarge,H100,8,192,2048,55.04,20.0,us-east-1,us-east-1a\n",
+    )
+    .unwrap();
+    let out = gpuplan(&[
+        "catalog",
+        "offerings",
+        "--provider",
+        "aws",
+        "--json",
+        "--limit",
+        "0",
+        "--skypilot-vms",
+        vms.to_str().unwrap(),
+        "--skypilot-provider",
+        "aws",
+    ]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let rows = json(&out);
+    let rows = rows.as_array().unwrap();
+    assert_eq!(rows.len(), 1, "the file replaces every bundled aws row");
+    assert_eq!(rows[0]["price_per_hour"], 55.04);
+    assert!(rows[0]["source_snapshot"]
+        .as_str()
+        .unwrap()
+        .contains("vms.csv"));
+
+    let cat = dir.join("catalog");
+    std::fs::create_dir_all(&cat).unwrap();
+    std::fs::write(
+        cat.join("gpus.csv"),
+        "name,vendor,architecture,memory_gib,memory_bandwidth_gbps,bf16_tflops,nvlink_gbps,source\nH100-SXM-80GB,NVIDIA,Hopper,160,3350,989.4,900,what-if: a 160 GiB H100\n",
+    )
+    .unwrap();
+    let out = gpuplan(&[
+        "fit",
+        "--model",
+        "llama-3.1-70b",
+        "--gpu",
+        "H100",
+        "--json",
+        "--catalog",
+        cat.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        out.code, 0,
+        "a 160 GiB H100 holds 70B in bf16: {}",
+        out.stderr
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
