@@ -29,6 +29,14 @@ pub fn run(catalog: &Catalog, cmd: ValidateCmd) -> CliResult {
         let before = validate(catalog, &rows, &cal);
         cal = fit_calibration(catalog, &rows, &cal);
         let after = validate(catalog, &rows, &cal);
+        if let Some(path) = &cmd.write_calibration {
+            std::fs::write(path, cal.to_csv())
+                .map_err(|e| CliError::bad(format!("{}: cannot write: {e}", path.display())))?;
+            if !cmd.json {
+                println!("Wrote {}.", path.display());
+            }
+        }
+
         if !cmd.json {
             let b = before
                 .summary
@@ -60,13 +68,6 @@ pub fn run(catalog: &Catalog, cmd: ValidateCmd) -> CliResult {
                 ]);
             }
             println!("{t}");
-        }
-        if let Some(path) = &cmd.write_calibration {
-            std::fs::write(path, cal.to_csv())
-                .map_err(|e| CliError::bad(format!("{}: cannot write: {e}", path.display())))?;
-            if !cmd.json {
-                println!("Wrote {}.", path.display());
-            }
         }
     }
     let report = validate(catalog, &rows, &cal);
