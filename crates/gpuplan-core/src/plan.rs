@@ -773,7 +773,11 @@ pub fn plan(
                         cs2,
                     );
                     if let Some(r) = catalog.region(&o.provider, &o.region) {
-                        plan.location = format!("{}, {}", r.location, r.country);
+                        plan.location = if r.country.is_empty() {
+                            r.location.clone()
+                        } else {
+                            format!("{}, {}", r.location, r.country)
+                        };
                     }
                     if let Some(max) = c.max_usd_per_hour {
                         if plan.usd_per_hour > max {

@@ -797,3 +797,48 @@ fn skypilot_vms_replaces_a_providers_offerings_and_catalog_dir_overrides() {
     );
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// Human output, snapshotted: a change to a table or a derivation shows up in review.
+#[test]
+fn human_output_snapshots() {
+    let fit = gpuplan(&[
+        "fit",
+        "--model",
+        "llama-3.1-70b",
+        "--gpu",
+        "H100",
+        "--count",
+        "2",
+        "--tp",
+        "2",
+    ]);
+    insta::assert_snapshot!("fit_llama70b_tp2", fit.stdout);
+    let training = gpuplan(&[
+        "fit",
+        "--training",
+        "--model",
+        "llama-3.1-8b",
+        "--gpu",
+        "H100",
+        "--count",
+        "8",
+        "--dp",
+        "8",
+        "--zero",
+        "3",
+        "--micro-batch",
+        "2",
+        "--seq-len",
+        "8192",
+        "--recompute",
+        "selective",
+    ]);
+    insta::assert_snapshot!("fit_training_llama8b_fsdp8", training.stdout);
+    let explain = gpuplan(&["plan", "examples/code-completion.toml", "--explain", "1"]);
+    insta::assert_snapshot!("plan_code_completion_explain_1", explain.stdout);
+    let error = gpuplan(&["plan", "examples/chat-70b.toml", "--top", "0"]);
+    insta::assert_snapshot!(
+        "plan_bad_top",
+        format!("exit {}\n{}", error.code, error.stderr)
+    );
+}

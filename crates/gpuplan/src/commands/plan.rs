@@ -246,7 +246,7 @@ fn explain(w: &InferenceWorkload, p: &Plan) {
         w.constraints.min_replicas, w.peak_requests_per_s, p.replicas, d.replicas_for_peak
     );
     println!(
-        "  instances = {} ({} GPUs each, {} GPUs per replica)",
+        "  instances = {} ({} GPU(s) each, {} GPU(s) per replica)",
         p.instances, p.gpus_per_instance, p.gpus_per_replica
     );
     println!(
@@ -266,9 +266,12 @@ fn explain(w: &InferenceWorkload, p: &Plan) {
         w.mean_requests_per_s
     );
     println!(
-        "  price: {} (read {})",
+        "  price: {} ({})",
         p.price_source,
-        p.price_date.as_deref().unwrap_or("undated")
+        p.price_date
+            .as_deref()
+            .map(|d| format!("read {d}"))
+            .unwrap_or_else(|| "the source gives no date".into())
     );
     println!();
     println!("Serving-engine settings (one replica):");
