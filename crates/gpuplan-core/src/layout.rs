@@ -127,12 +127,11 @@ pub fn weight_bytes_per_gpu(model: &ModelArch, layout: Layout, precision: Precis
 #[cfg(test)]
 mod tests {
     use super::*;
-    use gpuplan_catalog::Catalog;
+    use crate::test_support::model;
 
     #[test]
     fn llama70b_bf16_weights() {
-        let c = Catalog::embedded().unwrap();
-        let m = c.model("llama-3.1-70b").unwrap();
+        let m = model("llama-3.1-70b");
         // 70,553,706,496 params · 2 bytes / 2^30 = 131.42 GiB
         let gib = weight_bytes_per_gpu(&m, Layout::SINGLE, Precision::Bf16) / GIB;
         assert!((gib - 131.42).abs() < 0.01, "{gib}");
@@ -142,8 +141,7 @@ mod tests {
 
     #[test]
     fn tp_must_divide_heads() {
-        let c = Catalog::embedded().unwrap();
-        let m = c.model("llama-3.1-70b").unwrap();
+        let m = model("llama-3.1-70b");
         assert!(Layout { tp: 3, pp: 1 }.check(&m).is_err());
         assert!(Layout { tp: 8, pp: 1 }.check(&m).is_ok());
         assert!(

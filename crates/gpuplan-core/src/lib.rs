@@ -28,6 +28,8 @@ mod perf;
 mod plan;
 mod queueing;
 mod serving;
+#[cfg(test)]
+mod test_support;
 mod training_memory;
 mod validate;
 mod workload;

@@ -293,12 +293,11 @@ pub fn inference_memory(input: &InferenceMemoryInput<'_>) -> Result<InferenceMem
 #[cfg(test)]
 mod tests {
     use super::*;
-    use gpuplan_catalog::Catalog;
+    use crate::test_support::{gpu, model};
 
-    fn run(model: &str, gpu: &str, tp: u32, p: Precision) -> InferenceMemory {
-        let c = Catalog::embedded().unwrap();
-        let m = c.model(model).unwrap();
-        let g = c.gpu(gpu).unwrap();
+    fn run(model_id: &str, gpu_name: &str, tp: u32, p: Precision) -> InferenceMemory {
+        let m = model(model_id);
+        let g = gpu(gpu_name);
         inference_memory(&InferenceMemoryInput {
             model: &m,
             gpu: g,
@@ -346,8 +345,7 @@ mod tests {
 
     #[test]
     fn mla_cache_is_latent_sized() {
-        let c = Catalog::embedded().unwrap();
-        let m = c.model("deepseek-v3").unwrap();
+        let m = model("deepseek-v3");
         // 61 layers · (512 + 64) · 1 byte (fp8)
         let b = kv_bytes_per_token_per_gpu(&m, Layout { tp: 8, pp: 1 }, Precision::Fp8);
         assert_eq!(b, 61.0 * 576.0);
@@ -355,8 +353,7 @@ mod tests {
 
     #[test]
     fn kv_heads_replicate_beyond_tp() {
-        let c = Catalog::embedded().unwrap();
-        let m = c.model("llama-3.1-70b").unwrap();
+        let m = model("llama-3.1-70b");
         let tp8 = kv_bytes_per_token_per_gpu(&m, Layout { tp: 8, pp: 1 }, Precision::Bf16);
         let tp16 = kv_bytes_per_token_per_gpu(&m, Layout { tp: 16, pp: 1 }, Precision::Bf16);
         assert_eq!(

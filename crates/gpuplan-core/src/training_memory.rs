@@ -465,7 +465,7 @@ fn rank_memory(input: &TrainingMemoryInput<'_>, is_first: bool, is_last: bool) -
 #[cfg(test)]
 mod tests {
     use super::*;
-    use gpuplan_catalog::Catalog;
+    use crate::test_support::{gpu, model};
 
     fn input<'a>(m: &'a ModelArch, g: &'a GpuSpec) -> TrainingMemoryInput<'a> {
         TrainingMemoryInput {
@@ -496,9 +496,8 @@ mod tests {
     /// + 16384 · 4h = 23.73 GiB; allocated 74.72 GiB; reserved ×1.1 = 82.19 GiB.
     #[test]
     fn llama8b_fsdp8_selective() {
-        let c = Catalog::embedded().unwrap();
-        let m = c.model("llama-3.1-8b").unwrap();
-        let g = c.gpu("H100-96GB-HBM2e-500W").unwrap();
+        let m = model("llama-3.1-8b");
+        let g = gpu("H100-96GB-HBM2e-500W");
         let r = training_memory(&TrainingMemoryInput {
             dp: 8,
             zero: 3,
@@ -523,9 +522,8 @@ mod tests {
     /// (92,288 B/token/layer), logits 2.951; reserved 29.13 GiB.
     #[test]
     fn llama1b_single_gpu_no_recompute() {
-        let c = Catalog::embedded().unwrap();
-        let m = c.model("llama-3.2-1b").unwrap();
-        let g = c.gpu("A100-80GB").unwrap();
+        let m = model("llama-3.2-1b");
+        let g = gpu("A100-80GB");
         let r = training_memory(&input(&m, g)).unwrap();
         close(
             activation_bytes_no_recompute(&m, false),
@@ -541,9 +539,8 @@ mod tests {
     /// trainable; base 4.127 bits; reserved 55.97 GiB.
     #[test]
     fn llama70b_qlora() {
-        let c = Catalog::embedded().unwrap();
-        let m = c.model("llama-3.1-70b").unwrap();
-        let g = c.gpu("A100-80GB").unwrap();
+        let m = model("llama-3.1-70b");
+        let g = gpu("A100-80GB");
         let r = training_memory(&TrainingMemoryInput {
             seq_len: 4096,
             recompute: Recompute::Full,
@@ -561,9 +558,8 @@ mod tests {
 
     #[test]
     fn zero_stages_shrink_memory() {
-        let c = Catalog::embedded().unwrap();
-        let m = c.model("llama-3.1-8b").unwrap();
-        let g = c.gpu("H100").unwrap();
+        let m = model("llama-3.1-8b");
+        let g = gpu("H100");
         let totals: Vec<f64> = (0..=3)
             .map(|z| {
                 training_memory(&TrainingMemoryInput {
