@@ -47,6 +47,16 @@ pub struct SteadyState {
     pub iteration: IterationCost,
 }
 
+/// Iterations a prompt of `prompt_tokens` needs when each iteration's token
+/// budget (`max_batched_tokens`) is shared with `decode_seqs` decode tokens
+/// (the prompt always gets at least 10% of the budget, as chunked prefill does).
+fn prefill_chunks(prompt_tokens: f64, decode_seqs: f64, max_batched_tokens: f64) -> f64 {
+    let budget = (max_batched_tokens - decode_seqs)
+        .max(max_batched_tokens * 0.1)
+        .max(1.0);
+    (prompt_tokens / budget).ceil().max(1.0)
+}
+
 /// Continuous-batching steady state (chunked prefill mixed into decode
 /// iterations, as vLLM V1 and TensorRT-LLM in-flight batching run it).
 ///
@@ -67,12 +77,7 @@ pub fn steady_state(
     let c = concurrency.max(1.0);
     let b = c / pp;
     let o = output_len.max(1.0);
-    // Prompt tokens a stage iteration may add next to the decode tokens.
-    let decode_guess = b * (o - 1.0) / o;
-    let chunk_budget = (max_batched_tokens - decode_guess)
-        .max(max_batched_tokens * 0.1)
-        .max(1.0);
-    let chunks = (input_len / chunk_budget).ceil().max(1.0);
+    let chunks = prefill_chunks(input_len, b * (o - 1.0) / o, max_batched_tokens);
     let n = chunks + o - 1.0;
     let decode = b * (o - 1.0) / n;
     let prefill = b * input_len / n;
@@ -493,10 +498,7 @@ pub fn prefill_under_load_s(
     let b = concurrency.max(1.0) / pp;
     let o = output_len.max(1.0);
     let decode = b * (o - 1.0) / o;
-    let budget = (max_batched_tokens - decode)
-        .max(max_batched_tokens * 0.1)
-        .max(1.0);
-    let chunks = (prompt_tokens / budget).ceil().max(1.0);
+    let chunks = prefill_chunks(prompt_tokens, decode, max_batched_tokens);
     let chunk = prompt_tokens / chunks;
     let stage = dep.iteration(&IterationWork {
         decode_seqs: decode,
