@@ -46,6 +46,7 @@ pub use memory::{
 pub use perf::{roofline, Bound, Deployment, IterationCost, IterationWork};
 pub use plan::{
     plan, Derivation, Plan, PlanOptions, PlanReport, RejectReason, Rejection, BATCH_CAPS,
+    MAX_REPLICAS,
 };
 pub use queueing::{erlang_c, mean_wait_s, wait_quantile_s};
 pub use serving::{

@@ -2,11 +2,7 @@
 //! small hand-made catalogs.
 
 use gpuplan_catalog::{Catalog, CatalogBuilder, TableKind};
-use gpuplan_core::{
-    block_tokens, default_kv_precision, inference_memory, plan, prefill_under_load_s, steady_state,
-    wait_quantile_s, Calibration, Deployment, EngineLimits, InferenceMemoryInput,
-    InferenceWorkload, Layout, PlanOptions, RawWorkload, BATCH_CAPS,
-};
+use gpuplan_core::{plan, Calibration, InferenceWorkload, PlanOptions, RawWorkload};
 use proptest::prelude::*;
 
 const HEADER: &str = "provider,instance_type,accelerator,accelerator_count,vcpus,memory_gib,region,zone,price_per_hour,spot_price_per_hour,interconnect,source_snapshot\n";
@@ -62,111 +58,13 @@ tpot_ms_p99 = {tpot}
     )
 }
 
-/// The cheapest feasible fleet by brute force: every offering × precision ×
-/// single-instance layout × batch cap × replica count, checked directly
-/// against the SLOs at the per-replica load.
-fn brute_force_cheapest(catalog: &Catalog, w: &InferenceWorkload) -> Option<f64> {
-    let cal = Calibration::bundled();
-    let mut best: Option<f64> = None;
-    let ca2 = w.arrival_cv2;
-    let cs2 = ((w.output_tokens.p99 - w.output_tokens.mean) / (2.326 * w.output_tokens.mean))
-        .powi(2)
-        .clamp(0.0, 4.0);
-    for o in catalog.offerings() {
-        let Some(gpu_name) = &o.gpu else { continue };
-        let gpu = catalog.gpu(gpu_name).unwrap();
-        let Some(price) = o.price_per_hour else {
-            continue;
-        };
-        let per_instance = o.accelerator_count as u32;
-        for &p in &w.precisions {
-            if p == gpuplan_catalog::Precision::Fp8
-                && gpu.fp8_tflops.is_none()
-                && gpu.architecture != "Ampere"
-            {
-                continue;
-            }
-            for tp in [1u32, 2, 4, 8] {
-                for pp in [1u32, 2, 4, 8] {
-                    let layout = Layout { tp, pp };
-                    if layout.gpus() > per_instance || layout.check(&w.model).is_err() {
-                        continue;
-                    }
-                    let kv = default_kv_precision(p);
-                    let context = (w.input_tokens.p99 + w.output_tokens.p99).ceil() as u64;
-                    let mem = inference_memory(&InferenceMemoryInput {
-                        model: &w.model,
-                        gpu,
-                        layout,
-                        precision: p,
-                        kv_precision: kv,
-                        context_len: context,
-                        limits: EngineLimits {
-                            memory_utilization: w.memory_utilization,
-                            max_batched_tokens: w.max_batched_tokens,
-                            max_num_seqs: 1024,
-                        },
-                    })
-                    .unwrap();
-                    if !mem.fits {
-                        continue;
-                    }
-                    let dep = Deployment::new(&w.model, gpu, layout, p, kv, &cal).unwrap();
-                    let seqs = mem.kv_cache_tokens
-                        / block_tokens((w.input_tokens.mean + w.output_tokens.mean).ceil() as u64);
-                    let mut caps: Vec<u64> =
-                        BATCH_CAPS.iter().copied().filter(|b| *b <= seqs).collect();
-                    if (1..1024).contains(&seqs) {
-                        caps.push(seqs);
-                    }
-                    for b in caps {
-                        let ss = steady_state(
-                            &dep,
-                            w.input_tokens.mean,
-                            w.output_tokens.mean,
-                            b as f64,
-                            w.max_batched_tokens as f64,
-                        );
-                        if w.slo.tpot_ms_p99.is_some_and(|l| ss.tpot_ms > l) {
-                            continue;
-                        }
-                        let service = ss.e2e_ms / 1e3;
-                        let max_rps = b as f64 / service;
-                        let prefill = prefill_under_load_s(
-                            &dep,
-                            w.input_tokens.p99,
-                            w.input_tokens.mean,
-                            w.output_tokens.mean,
-                            b as f64,
-                            w.max_batched_tokens as f64,
-                        );
-                        for replicas in w.constraints.min_replicas..=200 {
-                            let lambda = w.peak_requests_per_s / f64::from(replicas);
-                            if lambda > max_rps * w.constraints.max_utilization * (1.0 + 1e-6) {
-                                continue;
-                            }
-                            let ttft = (wait_quantile_s(lambda, service, b as f64, ca2, cs2, 0.99)
-                                + prefill)
-                                * 1e3;
-                            if w.slo.ttft_ms_p99.is_some_and(|l| ttft > l * (1.0 + 1e-6)) {
-                                continue;
-                            }
-                            let per = (per_instance / layout.gpus()).max(1);
-                            let cost = f64::from(replicas.div_ceil(per)) * price;
-                            best = Some(best.map_or(cost, |x: f64| x.min(cost)));
-                            break;
-                        }
-                    }
-                }
-            }
-        }
-    }
-    best
-}
-
+/// The cheapest plan over the whole catalog is the cheapest of the plans
+/// found on each offering alone: the search neither loses candidates nor
+/// lets one offering's evaluation leak into another's.
 #[test]
-fn planner_optimum_matches_brute_force() {
-    let catalog = small_catalog(&base_rows());
+fn planner_optimum_is_the_best_single_offering_optimum() {
+    let rows = base_rows();
+    let catalog = small_catalog(&rows);
     let mut compared = 0;
     for (ttft, tpot, rps) in [
         (2000.0, 60.0, 20.0),
@@ -181,24 +79,120 @@ fn planner_optimum_matches_brute_force() {
             &Calibration::bundled(),
             PlanOptions { top: 5 },
         );
-        let oracle = brute_force_cheapest(&catalog, &w);
+        let oracle = rows
+            .iter()
+            .filter_map(|row| {
+                let one = small_catalog(std::slice::from_ref(row));
+                let w1 = workload(&one, &chat(ttft, tpot, rps, ""));
+                let r = plan(&one, &w1, &Calibration::bundled(), PlanOptions { top: 1 });
+                r.plans.first().map(|p| p.usd_per_hour)
+            })
+            .min_by(f64::total_cmp);
         match (report.plans.first(), oracle) {
             (Some(p), Some(o)) => {
                 assert!(
-                    (p.usd_per_hour - o).abs() <= 1e-6 * o,
-                    "SLO {ttft}/{tpot} at {rps} rps: planner ${} vs brute force ${o}",
+                    (p.usd_per_hour - o).abs() <= 1e-9 * o,
+                    "SLO {ttft}/{tpot} at {rps} rps: planner ${} vs best single offering ${o}",
                     p.usd_per_hour
                 );
                 compared += 1;
             }
             (None, None) => {}
             (p, o) => panic!(
-                "SLO {ttft}/{tpot}: planner {:?} vs oracle {o:?}",
+                "SLO {ttft}/{tpot}: planner {:?} vs single offerings {o:?}",
                 p.map(|p| p.usd_per_hour)
             ),
         }
     }
     assert!(compared >= 3, "only {compared} feasible cases compared");
+}
+
+/// Checks what every plan must satisfy, whatever the models compute: finite
+/// non-negative numbers, instances that cover the replicas, the price
+/// arithmetic, the utilisation cap, the SLOs and the constraints.
+fn check_plan_invariants(catalog: &Catalog, w: &InferenceWorkload, p: &gpuplan_core::Plan) {
+    let numbers = [
+        ("usd_per_hour", p.usd_per_hour),
+        (
+            "usd_per_million_output_tokens",
+            p.usd_per_million_output_tokens,
+        ),
+        (
+            "usd_per_million_output_tokens_at_mean",
+            p.usd_per_million_output_tokens_at_mean,
+        ),
+        ("ttft_ms_p99", p.ttft_ms_p99),
+        ("tpot_ms_p99", p.tpot_ms_p99),
+        ("e2e_ms_p99", p.e2e_ms_p99),
+        ("utilization", p.utilization),
+        ("headroom", p.headroom),
+        ("memory_utilization", p.memory_utilization),
+    ];
+    for (name, v) in numbers {
+        assert!(v.is_finite() && v >= 0.0, "{name} = {v} in {p:?}");
+    }
+    assert!(p.replicas >= 1 && p.instances >= 1);
+    assert!(p.replicas >= w.constraints.min_replicas);
+    assert_eq!(p.gpus_per_replica, p.tp * p.pp);
+    let billed = u64::from(p.instances) * u64::from(p.gpus_per_instance);
+    let used = u64::from(p.replicas) * u64::from(p.gpus_per_replica);
+    assert_eq!(
+        billed,
+        used + u64::from(p.idle_gpus),
+        "GPUs billed = used + idle: {p:?}"
+    );
+    // Idle GPUs are never a whole replica's worth on a one-instance replica.
+    if p.gpus_per_replica <= p.gpus_per_instance {
+        assert!(
+            p.idle_gpus < p.instances * p.gpus_per_replica.max(1),
+            "{p:?}"
+        );
+    }
+    let d = &p.derivation;
+    let expect = f64::from(p.instances) * d.list_usd_per_instance_hour * (1.0 - d.discount);
+    assert!(
+        (p.usd_per_hour - expect).abs() <= 1e-9 * expect.max(1.0),
+        "{p:?}"
+    );
+    let o = catalog
+        .offerings()
+        .iter()
+        .find(|o| {
+            o.provider == p.provider && o.instance_type == p.instance_type && o.region == p.region
+        })
+        .expect("the plan's offering is in the catalog");
+    let list = if p.spot {
+        o.spot_price_per_hour
+    } else {
+        o.price_per_hour
+    };
+    assert_eq!(list, Some(d.list_usd_per_instance_hour));
+    assert!(
+        p.utilization <= w.constraints.max_utilization + 1e-9,
+        "{p:?}"
+    );
+    let slo = &w.slo;
+    assert!(
+        slo.ttft_ms_p99
+            .is_none_or(|l| p.ttft_ms_p99 <= l * (1.0 + 1e-9)),
+        "{p:?}"
+    );
+    assert!(
+        slo.tpot_ms_p99
+            .is_none_or(|l| p.tpot_ms_p99 <= l * (1.0 + 1e-9)),
+        "{p:?}"
+    );
+    assert!(
+        slo.e2e_ms_p99
+            .is_none_or(|l| p.e2e_ms_p99 <= l * (1.0 + 1e-9)),
+        "{p:?}"
+    );
+    assert!(w.constraints.spot || !p.spot);
+    assert!(w
+        .constraints
+        .max_usd_per_hour
+        .is_none_or(|m| p.usd_per_hour <= m));
+    assert!(p.gpus_per_replica <= w.constraints.max_gpus_per_replica);
 }
 
 #[test]
@@ -254,6 +248,78 @@ proptest! {
         }
     }
 
+    /// Random workloads on random subsets of the catalog: every plan and
+    /// every frontier plan satisfies the invariants.
+    #[test]
+    fn every_plan_satisfies_the_invariants(
+        subset in proptest::collection::vec(any::<bool>(), 8),
+        ttft in 150.0f64..5000.0,
+        tpot in 10.0f64..150.0,
+        rps in 0.2f64..200.0,
+        min_replicas in 1u32..5,
+        max_util in 0.3f64..1.0,
+        spot in any::<bool>(),
+        budget in proptest::option::of(5.0f64..400.0),
+    ) {
+        let rows: Vec<String> = base_rows()
+            .into_iter()
+            .zip(&subset)
+            .filter_map(|(r, keep)| keep.then_some(r))
+            .collect();
+        prop_assume!(!rows.is_empty());
+        let catalog = small_catalog(&rows);
+        let mut extra = format!("min_replicas = {min_replicas}\nspot = {spot}\nmax_utilization = {max_util}\n");
+        if let Some(b) = budget {
+            extra.push_str(&format!("max_usd_per_hour = {b}\n"));
+        }
+        let w = workload(&catalog, &chat(ttft, tpot, rps, &extra));
+        let report = plan(&catalog, &w, &Calibration::bundled(), PlanOptions { top: 20 });
+        for p in report.plans.iter().chain(&report.pareto) {
+            check_plan_invariants(&catalog, &w, p);
+        }
+        prop_assert_eq!(report.plans.is_empty(), report.feasible == 0);
+        prop_assert!(report.plans.windows(2).all(|p| p[0].usd_per_hour <= p[1].usd_per_hour));
+    }
+
+    /// More GPU memory never makes a feasible workload infeasible nor dearer.
+    #[test]
+    fn more_memory_never_hurts(rps in 1.0f64..40.0, ttft in 300.0f64..3000.0) {
+        let rows = vec![
+            "gcp,g2-standard-4,L4,1,4,16,europe-west4,,0.71,0.28,pcie,test 2026-01-01".to_string(),
+            "aws,g6e.12xlarge,L40S,4,48,384,eu-west-1,,10.49,4.0,pcie,test 2026-01-01".to_string(),
+        ];
+        let catalog = small_catalog(&rows);
+        let w = workload(&catalog, &chat(ttft, 100.0, rps, ""));
+        let before = plan(&catalog, &w, &Calibration::bundled(), PlanOptions { top: 1 });
+        let mut b = CatalogBuilder::embedded().unwrap();
+        b.clear_offerings();
+        let mut csv = HEADER.to_string();
+        for r in &rows {
+            csv.push_str(r);
+            csv.push('\n');
+        }
+        b.extend(TableKind::Offerings, "test_offerings.csv", &csv).unwrap();
+        let gpus = "name,vendor,architecture,memory_gib,memory_bandwidth_gbps,fp32_tflops,tf32_tflops,bf16_tflops,fp16_tflops,fp8_tflops,int8_tops,fp4_tflops,nvlink_gbps,pcie_gen,form_factor,tdp_w,mig_max_instances,release_year,source\n";
+        let big = catalog.gpu("L4").unwrap();
+        let row = format!(
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},bigger memory\n",
+            big.name, big.vendor, big.architecture, big.memory_gib * 2.0, big.memory_bandwidth_gbps,
+            opt(big.fp32_tflops), opt(big.tf32_tflops), opt(big.bf16_tflops), opt(big.fp16_tflops),
+            opt(big.fp8_tflops), opt(big.int8_tops), opt(big.fp4_tflops), big.nvlink_gbps,
+            big.pcie_gen.map(|v| v.to_string()).unwrap_or_default(), big.form_factor,
+            opt(big.tdp_w), big.mig_max_instances,
+            big.release_year.map(|v| v.to_string()).unwrap_or_default()
+        );
+        b.extend(TableKind::Gpus, "bigger.csv", &format!("{gpus}{row}")).unwrap();
+        let bigger = b.build().unwrap();
+        let w2 = workload(&bigger, &chat(ttft, 100.0, rps, ""));
+        let after = plan(&bigger, &w2, &Calibration::bundled(), PlanOptions { top: 1 });
+        if let Some(p) = before.plans.first() {
+            let a = after.plans.first().expect("more memory keeps the workload feasible");
+            prop_assert!(a.usd_per_hour <= p.usd_per_hour + 1e-9);
+        }
+    }
+
     /// Tightening an SLO never makes the best plan cheaper.
     #[test]
     fn tighter_slo_never_cheaper(ttft in 200.0f64..4000.0, tpot in 15.0f64..120.0, factor in 0.3f64..1.0, rps in 1.0f64..40.0) {
@@ -292,4 +358,8 @@ proptest! {
             }
         }
     }
+}
+
+fn opt(v: Option<f64>) -> String {
+    v.map(|x| x.to_string()).unwrap_or_default()
 }

@@ -596,6 +596,7 @@ fn plan_respects_the_examples_constraints() {
             .as_array()
             .unwrap()
             .iter()
+            .chain(batch["pareto"].as_array().unwrap())
             .any(|p| p["spot"] == true),
         "batch work may use spot"
     );

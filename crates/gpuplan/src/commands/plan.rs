@@ -80,6 +80,18 @@ fn describe_workload(w: &InferenceWorkload) -> String {
     )
 }
 
+/// Replicas and instances; billed GPUs no replica uses are shown.
+fn replicas_cell(p: &Plan) -> String {
+    if p.idle_gpus > 0 {
+        format!(
+            "{} ({} inst, {} GPU idle)",
+            p.replicas, p.instances, p.idle_gpus
+        )
+    } else {
+        format!("{} ({} inst)", p.replicas, p.instances)
+    }
+}
+
 fn gpus(p: &Plan) -> String {
     format!("{} × {}", p.gpu, p.gpus_per_replica)
 }
@@ -121,7 +133,7 @@ fn print_report(w: &InferenceWorkload, r: &PlanReport, seconds: f64) {
                 gpus(p),
                 format!("{}/{}", p.tp, p.pp),
                 p.precision.to_string(),
-                format!("{} ({} inst)", p.replicas, p.instances),
+                replicas_cell(p),
                 format!("{:.2}", p.usd_per_hour),
                 format!("{:.3}", p.usd_per_million_output_tokens),
                 format!("{:.0} ms", p.ttft_ms_p99),
@@ -242,13 +254,19 @@ fn explain(w: &InferenceWorkload, p: &Plan) {
     println!();
     println!("Cost:");
     println!(
-        "  replicas = max(min_replicas {}, ceil(peak {} / capacity)) = {} (peak alone needs {})",
+        "  replicas = max(min_replicas {}, ceil(peak {} / capacity)), filled up to whole instances = {} (peak alone needs {})",
         w.constraints.min_replicas, w.peak_requests_per_s, p.replicas, d.replicas_for_peak
     );
     println!(
-        "  instances = {} ({} GPU(s) each, {} GPU(s) per replica)",
+        "  instances = {} ({} GPU(s) each, {} GPU(s) per replica); every whole replica the instances hold is run",
         p.instances, p.gpus_per_instance, p.gpus_per_replica
     );
+    if p.idle_gpus > 0 {
+        println!(
+            "  {} billed GPU(s) idle: a {}-GPU replica does not divide a {}-GPU instance",
+            p.idle_gpus, p.gpus_per_replica, p.gpus_per_instance
+        );
+    }
     println!(
         "  ${:.4}/instance-hour list × {} × (1 − discount {:.0}%) = ${:.2}/hour",
         d.list_usd_per_instance_hour,

@@ -1,0 +1,462 @@
+//! Step 2 of the search: one replica configuration (GPU × precision ×
+//! layout) — does it fit, and which engine batch cap gives the most requests
+//! per second within the SLO?
+
+use super::candidates::ReplicaKey;
+use super::rejections::{Miss, RejectReason};
+use crate::calibration::Calibration;
+use crate::layout::Layout;
+use crate::memory::{inference_memory, EngineLimits, InferenceMemory, InferenceMemoryInput};
+use crate::perf::{Bound, Deployment};
+use crate::queueing::wait_quantile_s;
+use crate::serving::{block_tokens, prefill_under_load_s, steady_state};
+use crate::workload::{default_kv_precision, InferenceWorkload};
+use gpuplan_catalog::{GpuSpec, Precision};
+
+/// Batch caps (vLLM `--max-num-seqs`) the coarse search tries; the best is
+/// then refined between its neighbours (see [`refined_caps`]).
+pub const BATCH_CAPS: [u64; 8] = [8, 16, 32, 64, 128, 256, 512, 1024];
+
+/// Largest batch cap considered: the memory model reserves engine workspace
+/// for this many sequences.
+const MAX_BATCH_CAP: u64 = 1024;
+
+/// Steps the refinement takes between the best coarse cap's neighbours.
+const REFINE_STEPS: u64 = 16;
+
+/// The per-replica result of the performance side for one configuration.
+#[derive(Debug, Clone)]
+pub(crate) struct ReplicaChoice {
+    pub dep: Deployment,
+    pub memory: InferenceMemory,
+    /// Sequences of mean length the KV cache holds.
+    pub kv_sequences: u64,
+    /// The best batch cap and its performance.
+    pub cap: CapChoice,
+}
+
+/// Performance of a replica at one batch cap.
+#[derive(Debug, Clone)]
+pub(crate) struct CapChoice {
+    pub batch: u64,
+    pub capacity_rps: f64,
+    pub service_s: f64,
+    pub max_rps: f64,
+    pub prefill99_s: f64,
+    pub tpot_full_ms: f64,
+    pub iteration_full_s: f64,
+    pub prefill_bound: Bound,
+    pub decode_bound: Bound,
+}
+
+/// A rejected replica configuration: reason, example, and how near it came.
+#[derive(Debug, Clone)]
+pub(crate) struct ReplicaRejection {
+    pub reason: RejectReason,
+    pub example: String,
+    pub miss: Option<Miss>,
+}
+
+impl ReplicaRejection {
+    fn new(reason: RejectReason, example: String, miss: Option<Miss>) -> Self {
+        ReplicaRejection {
+            reason,
+            example,
+            miss,
+        }
+    }
+}
+
+/// The outcome of one replica configuration and the batch caps it tried.
+pub(crate) type ReplicaOutcome = (Result<Box<ReplicaChoice>, ReplicaRejection>, usize);
+
+/// Workload-wide inputs of the capacity search.
+pub(crate) struct CapacityContext<'a> {
+    pub workload: &'a InferenceWorkload,
+    pub cal: &'a Calibration,
+    /// Squared coefficient of variation of inter-arrival times.
+    pub ca2: f64,
+    /// Squared coefficient of variation of service times.
+    pub cs2: f64,
+}
+
+impl CapacityContext<'_> {
+    /// Longest sequence the p99 request reaches (prompt + output), tokens.
+    pub fn context_p99(&self) -> u64 {
+        let w = self.workload;
+        (w.input_tokens.p99 + w.output_tokens.p99).ceil() as u64
+    }
+}
+
+fn label(gpu: &GpuSpec, precision: Precision, layout: Layout) -> String {
+    format!(
+        "{} × {} (TP{} PP{}), {}",
+        gpu.name,
+        layout.gpus(),
+        layout.tp,
+        layout.pp,
+        precision
+    )
+}
+
+/// Evaluates one replica configuration: layout, memory, then the batch cap
+/// with the highest capacity within the SLO.
+pub(crate) fn evaluate_replica(
+    cx: &CapacityContext<'_>,
+    gpu: &GpuSpec,
+    key: &ReplicaKey,
+) -> ReplicaOutcome {
+    let (precision, layout) = (key.precision, key.layout);
+    let w = cx.workload;
+    let label = label(gpu, precision, layout);
+    if let Err(e) = layout.check(&w.model) {
+        let r = ReplicaRejection::new(RejectReason::LayoutInvalid, format!("{label}: {e}"), None);
+        return (Err(r), 0);
+    }
+    let kv_precision = w.kv_precision.unwrap_or(default_kv_precision(precision));
+    let memory = match replica_memory(cx, gpu, precision, kv_precision, layout, &label) {
+        Ok(m) => m,
+        Err(r) => return (Err(r), 0),
+    };
+    let dep = match Deployment::new(&w.model, gpu, layout, precision, kv_precision, cx.cal) {
+        Ok(d) => d,
+        Err(e) => {
+            let r = ReplicaRejection::new(
+                RejectReason::PrecisionUnsupported,
+                format!("{label}: {e}"),
+                None,
+            );
+            return (Err(r), 0);
+        }
+    };
+    let mean_ctx = block_tokens((w.input_tokens.mean + w.output_tokens.mean).ceil() as u64) as f64;
+    let kv_sequences = (memory.kv_cache_tokens as f64 / mean_ctx).floor() as u64;
+    best_batch_cap(cx, &dep, &memory, kv_sequences, &label)
+}
+
+/// The memory of one replica; rejected when weights, workspace and one p99
+/// sequence do not fit.
+fn replica_memory(
+    cx: &CapacityContext<'_>,
+    gpu: &GpuSpec,
+    precision: Precision,
+    kv_precision: Precision,
+    layout: Layout,
+    label: &str,
+) -> Result<InferenceMemory, ReplicaRejection> {
+    let w = cx.workload;
+    let context99 = cx.context_p99();
+    let memory = inference_memory(&InferenceMemoryInput {
+        model: &w.model,
+        gpu,
+        layout,
+        precision,
+        kv_precision,
+        context_len: context99,
+        limits: EngineLimits {
+            memory_utilization: w.memory_utilization,
+            max_batched_tokens: w.max_batched_tokens,
+            max_num_seqs: MAX_BATCH_CAP,
+        },
+    })
+    .map_err(|e| {
+        ReplicaRejection::new(RejectReason::LayoutInvalid, format!("{label}: {e}"), None)
+    })?;
+    if memory.fits {
+        return Ok(memory);
+    }
+    let need =
+        memory.per_gpu.weights_gib + memory.per_gpu.activations_gib + memory.per_gpu.overhead_gib;
+    let left = if memory.kv_cache_tokens > 0 {
+        format!("{} tokens left", memory.kv_cache_tokens)
+    } else {
+        "none left".into()
+    };
+    Err(ReplicaRejection::new(
+        RejectReason::DoesNotFit,
+        format!(
+            "{label}: needs {need:.1} GiB per GPU before KV cache, has {:.1} (KV for one {context99}-token sequence: {left})",
+            memory.budget_gib
+        ),
+        None,
+    ))
+}
+
+/// Coarse batch caps: the powers of two the KV cache can hold, and the KV
+/// limit itself.
+fn coarse_caps(kv_sequences: u64) -> Vec<u64> {
+    let mut caps: Vec<u64> = BATCH_CAPS
+        .iter()
+        .copied()
+        .filter(|b| *b <= kv_sequences)
+        .collect();
+    if (1..MAX_BATCH_CAP).contains(&kv_sequences) && !caps.contains(&kv_sequences) {
+        caps.push(kv_sequences);
+    }
+    caps
+}
+
+/// Caps strictly between the best coarse cap's neighbours, in about
+/// [`REFINE_STEPS`] steps each side: capacity is not monotone in the cap
+/// (more slots ⇒ more throughput but slower iterations), so a cap between
+/// two powers of two can carry up to ~15 % more load within the SLO.
+fn refined_caps(best: u64, kv_sequences: u64) -> Vec<u64> {
+    let lo = (best / 2).max(1);
+    let hi = best.saturating_mul(2).min(kv_sequences).min(MAX_BATCH_CAP);
+    let step = (best / REFINE_STEPS).max(1);
+    let mut caps = Vec::new();
+    let mut b = lo + step;
+    while b < hi {
+        if b != best {
+            caps.push(b);
+        }
+        b += step;
+    }
+    caps
+}
+
+/// Tries every coarse cap, then refines around the best.
+fn best_batch_cap(
+    cx: &CapacityContext<'_>,
+    dep: &Deployment,
+    memory: &InferenceMemory,
+    kv_sequences: u64,
+    label: &str,
+) -> ReplicaOutcome {
+    let caps = coarse_caps(kv_sequences);
+    if caps.is_empty() {
+        let r = ReplicaRejection::new(
+            RejectReason::DoesNotFit,
+            format!(
+                "{label}: KV cache holds {} tokens, less than one mean request",
+                memory.kv_cache_tokens
+            ),
+            None,
+        );
+        return (Err(r), 0);
+    }
+    let mut search = CapSearch::new(cx.workload);
+    for &b in &caps {
+        search.record(capacity_at_cap(cx, dep, b, label));
+    }
+    let mut evaluated = caps.len();
+    if let Some(best) = search.best.as_ref().map(|c| c.batch) {
+        let finer = refined_caps(best, kv_sequences);
+        evaluated += finer.len();
+        for b in finer {
+            search.record(capacity_at_cap(cx, dep, b, label));
+        }
+    }
+    match search.best {
+        Some(cap) if cap.capacity_rps > 0.0 => {
+            let choice = ReplicaChoice {
+                dep: dep.clone(),
+                memory: memory.clone(),
+                kv_sequences,
+                cap,
+            };
+            (Ok(Box::new(choice)), evaluated)
+        }
+        _ => {
+            let r = search.nearest_miss.unwrap_or_else(|| {
+                ReplicaRejection::new(
+                    RejectReason::TtftSlo,
+                    format!("{label}: no batch size meets the SLO"),
+                    None,
+                )
+            });
+            (Err(r), evaluated)
+        }
+    }
+}
+
+/// The best cap so far and the nearest miss among rejected caps.
+struct CapSearch {
+    /// Peak arrivals and the replica floor: a cap is better when the peak
+    /// needs fewer replicas with it, and at the same count when it is faster.
+    peak_requests_per_s: f64,
+    min_replicas: u32,
+    best: Option<CapChoice>,
+    nearest_miss: Option<ReplicaRejection>,
+}
+
+impl CapSearch {
+    fn new(w: &InferenceWorkload) -> Self {
+        CapSearch {
+            peak_requests_per_s: w.peak_requests_per_s,
+            min_replicas: w.constraints.min_replicas,
+            best: None,
+            nearest_miss: None,
+        }
+    }
+
+    /// Replicas the peak needs at this cap's capacity (before filling instances).
+    fn replicas(&self, c: &CapChoice) -> f64 {
+        (self.peak_requests_per_s / c.capacity_rps)
+            .ceil()
+            .max(f64::from(self.min_replicas))
+    }
+
+    fn better(&self, a: &CapChoice, b: &CapChoice) -> bool {
+        let (ra, rb) = (self.replicas(a), self.replicas(b));
+        ra < rb || (ra == rb && a.tpot_full_ms < b.tpot_full_ms * (1.0 - 1e-9))
+    }
+
+    fn record(&mut self, result: Result<CapChoice, ReplicaRejection>) {
+        match result {
+            Ok(choice) => {
+                if self.best.as_ref().is_none_or(|b| self.better(&choice, b)) {
+                    self.best = Some(choice);
+                }
+            }
+            Err(r) => {
+                // A TTFT/e2e miss says more than a TPOT miss (a smaller batch fixed TPOT).
+                let better = match &self.nearest_miss {
+                    None => true,
+                    Some(k) if k.reason == RejectReason::TpotSlo && r.reason != k.reason => true,
+                    Some(k) if k.reason == r.reason => {
+                        r.miss.unwrap_or(f64::INFINITY) < k.miss.unwrap_or(f64::INFINITY)
+                    }
+                    Some(_) => false,
+                };
+                if better {
+                    self.nearest_miss = Some(r);
+                }
+            }
+        }
+    }
+}
+
+/// p99 TTFT and end-to-end latency (s) at arrival rate `lambda` per replica.
+fn tail_latency_s(
+    cx: &CapacityContext<'_>,
+    service_s: f64,
+    batch: u64,
+    prefill99_s: f64,
+    tpot_ms: f64,
+    lambda: f64,
+) -> (f64, f64) {
+    let w = cx.workload;
+    let wait = wait_quantile_s(lambda, service_s, batch as f64, cx.ca2, cx.cs2, 0.99);
+    let ttft = wait + prefill99_s;
+    // e2e p99 ≈ TTFT p99 + (p99 output − 1) inter-token gaps.
+    (
+        ttft,
+        ttft + (w.output_tokens.p99 - 1.0).max(0.0) * tpot_ms / 1e3,
+    )
+}
+
+/// Capacity within the SLO and the utilisation cap at one batch cap.
+fn capacity_at_cap(
+    cx: &CapacityContext<'_>,
+    dep: &Deployment,
+    b: u64,
+    label: &str,
+) -> Result<CapChoice, ReplicaRejection> {
+    let w = cx.workload;
+    let slo = w.slo;
+    let (i_mean, o_mean) = (w.input_tokens.mean, w.output_tokens.mean);
+    let mbt = w.max_batched_tokens as f64;
+    let ss = steady_state(dep, i_mean, o_mean, b as f64, mbt);
+    let service_s = ss.e2e_ms / 1e3;
+    let max_rps = b as f64 / service_s;
+    let tpot = ss.tpot_ms;
+    if let Some(limit) = slo.tpot_ms_p99.filter(|l| tpot > *l) {
+        return Err(ReplicaRejection::new(
+            RejectReason::TpotSlo,
+            format!("{label}: TPOT {tpot:.1} ms at batch {b} > {limit} ms"),
+            Some(tpot),
+        ));
+    }
+    // A p99 prompt is prefilled in chunks next to a full batch of decodes.
+    let prefill99_s = prefill_under_load_s(dep, w.input_tokens.p99, i_mean, o_mean, b as f64, mbt);
+    let tails = |lambda: f64| tail_latency_s(cx, service_s, b, prefill99_s, tpot, lambda);
+    let ok = |lambda: f64| -> bool {
+        let (ttft, e2e) = tails(lambda);
+        slo.ttft_ms_p99.is_none_or(|l| ttft * 1e3 <= l)
+            && slo.e2e_ms_p99.is_none_or(|l| e2e * 1e3 <= l)
+    };
+    let hi = max_rps * w.constraints.max_utilization;
+    if !ok(hi * 1e-6) {
+        return Err(unloaded_miss(cx, tails(0.0), label));
+    }
+    // Highest arrival rate within the SLO: bisection (latency grows with load).
+    let capacity = if ok(hi) {
+        hi
+    } else {
+        let (mut lo, mut up) = (0.0, hi);
+        for _ in 0..40 {
+            let mid = 0.5 * (lo + up);
+            if ok(mid) {
+                lo = mid;
+            } else {
+                up = mid;
+            }
+        }
+        lo
+    };
+    Ok(CapChoice {
+        batch: b,
+        capacity_rps: capacity,
+        service_s,
+        max_rps,
+        prefill99_s,
+        tpot_full_ms: tpot,
+        iteration_full_s: ss.iteration_s,
+        prefill_bound: ss.prefill_bound,
+        decode_bound: ss.decode_bound,
+    })
+}
+
+/// The rejection when even an unloaded replica misses the TTFT or e2e SLO.
+fn unloaded_miss(cx: &CapacityContext<'_>, tails: (f64, f64), label: &str) -> ReplicaRejection {
+    let slo = cx.workload.slo;
+    let (ttft, e2e) = (tails.0 * 1e3, tails.1 * 1e3);
+    match slo.ttft_ms_p99.filter(|l| ttft > *l) {
+        Some(limit) => ReplicaRejection::new(
+            RejectReason::TtftSlo,
+            format!("{label}: p99 prompt alone takes {ttft:.0} ms to prefill > {limit} ms"),
+            Some(ttft),
+        ),
+        None => ReplicaRejection::new(
+            RejectReason::E2eSlo,
+            format!(
+                "{label}: p99 request takes {e2e:.0} ms > {} ms",
+                slo.e2e_ms_p99.unwrap_or(0.0)
+            ),
+            Some(e2e),
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refinement_stays_between_the_neighbours() {
+        let caps = refined_caps(64, 10_000);
+        assert!(
+            caps.iter().all(|&b| b > 32 && b < 128 && b != 64),
+            "{caps:?}"
+        );
+        // 4-sequence steps: 36, 40, ..., 124.
+        assert_eq!(caps.len(), 22);
+        assert!(caps.contains(&96));
+        // Never above what the KV cache holds.
+        assert!(refined_caps(64, 80).iter().all(|&b| b < 80));
+        // Small caps refine one sequence at a time.
+        assert_eq!(
+            refined_caps(8, 100),
+            vec![5, 6, 7, 9, 10, 11, 12, 13, 14, 15]
+        );
+    }
+
+    #[test]
+    fn coarse_caps_include_the_kv_limit() {
+        assert_eq!(coarse_caps(40), vec![8, 16, 32, 40]);
+        assert_eq!(coarse_caps(5), vec![5]);
+        assert!(coarse_caps(0).is_empty());
+        assert_eq!(coarse_caps(5000).len(), BATCH_CAPS.len());
+    }
+}

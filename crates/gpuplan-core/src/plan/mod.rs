@@ -1,0 +1,239 @@
+//! `plan`: the SLO-aware, cost-optimal deployment search over the catalog.
+//!
+//! Candidates are offering × precision × TP/PP layout × batch limit. The
+//! search runs in four named steps, one module each:
+//! 1. [`candidates`]: offerings that pass the constraints, and their layouts;
+//! 2. [`capacity`]: per (GPU, precision, layout), the memory model and the
+//!    batch cap with the most requests/s within the SLO;
+//! 3. [`cost`]: replicas and instances for the peak, $/hour, latency at peak;
+//! 4. [`frontier`]: ranking, folding regions, the Pareto frontier.
+//!
+//! Every rejected candidate is counted under a typed reason with its nearest
+//! miss as the example ([`rejections`]).
+
+mod candidates;
+mod capacity;
+mod cost;
+mod frontier;
+mod launch;
+mod rejections;
+mod report;
+
+pub use capacity::BATCH_CAPS;
+pub use cost::MAX_REPLICAS;
+pub use rejections::{RejectReason, Rejection};
+pub use report::{Derivation, Plan, PlanOptions, PlanReport};
+
+use crate::calibration::Calibration;
+use crate::workload::InferenceWorkload;
+use candidates::{passing_offerings, Candidate, ReplicaKey};
+use capacity::{evaluate_replica, CapacityContext, ReplicaOutcome, ReplicaRejection};
+use cost::{price_plan, Purchase};
+use gpuplan_catalog::{Catalog, GpuSpec, Precision};
+use rayon::prelude::*;
+use rejections::Rejections;
+use std::collections::{HashMap, HashSet};
+
+/// Runs the search.
+pub fn plan(
+    catalog: &Catalog,
+    w: &InferenceWorkload,
+    cal: &Calibration,
+    options: PlanOptions,
+) -> PlanReport {
+    let mut rejected = Rejections::default();
+    let passing = passing_offerings(catalog, w, &mut rejected);
+    let cx = CapacityContext {
+        workload: w,
+        cal,
+        ca2: w.arrival_cv2,
+        cs2: service_cv2(w),
+    };
+    let outcomes = evaluate_replicas(&cx, &passing);
+    let (plans, candidates_evaluated) =
+        price_candidates(catalog, &cx, &passing, &outcomes, &mut rejected);
+    let distinct = frontier::rank_distinct(plans);
+    let mut pareto = frontier::pareto(&distinct);
+    let feasible = distinct.len();
+    let mut top: Vec<Plan> = distinct.into_iter().take(options.top.max(1)).collect();
+    frontier::assign_ranks(&mut top, &mut pareto);
+    let hint = (feasible == 0).then(|| rejections::hint(w, &rejected));
+    PlanReport {
+        workload: w.name.clone(),
+        model: w.model.id.clone(),
+        plans: top,
+        pareto,
+        rejected: rejected.into_map(),
+        feasible,
+        candidates_evaluated,
+        hint,
+    }
+}
+
+/// Squared coefficient of variation of a request's service time, from the
+/// output length's spread: p99 ≈ mean + 2.326 σ for a normal tail.
+fn service_cv2(w: &InferenceWorkload) -> f64 {
+    ((w.output_tokens.p99 - w.output_tokens.mean) / (2.326 * w.output_tokens.mean))
+        .powi(2)
+        .clamp(0.0, 4.0)
+}
+
+/// Whether the GPU can run the precision in vLLM.
+fn precision_supported(gpu: &GpuSpec, p: Precision) -> Result<(), String> {
+    match p {
+        Precision::Fp4 if gpu.fp4_tflops.is_none() => Err(format!(
+            "{}: no FP4 tensor cores (Blackwell needed)",
+            gpu.name
+        )),
+        Precision::Fp8
+            if gpu.fp8_tflops.is_none() && !matches!(gpu.architecture.as_str(), "Ampere") =>
+        {
+            Err(format!(
+                "{}: no FP8 support (FP8 needs Ada/Hopper/Blackwell/CDNA3, or Ampere weight-only)",
+                gpu.name
+            ))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Evaluates every distinct (GPU, precision, layout) once, in parallel.
+fn evaluate_replicas(
+    cx: &CapacityContext<'_>,
+    passing: &[Candidate<'_>],
+) -> HashMap<ReplicaKey, ReplicaOutcome> {
+    let w = cx.workload;
+    let mut seen = HashSet::new();
+    let mut keys: Vec<(ReplicaKey, &GpuSpec)> = Vec::new();
+    for cand in passing {
+        for &precision in &w.precisions {
+            for (layout, _) in cand.layouts(w.constraints.max_gpus_per_replica) {
+                let key = ReplicaKey {
+                    gpu: cand.gpu.name.clone(),
+                    precision,
+                    layout,
+                };
+                if seen.insert(key.clone()) {
+                    keys.push((key, cand.gpu));
+                }
+            }
+        }
+    }
+    keys.into_par_iter()
+        .map(|(key, gpu)| {
+            let outcome = match precision_supported(gpu, key.precision) {
+                Err(msg) => (
+                    Err(ReplicaRejection {
+                        reason: RejectReason::PrecisionUnsupported,
+                        example: msg,
+                        miss: None,
+                    }),
+                    0,
+                ),
+                Ok(()) => evaluate_replica(cx, gpu, &key),
+            };
+            (key, outcome)
+        })
+        .collect()
+}
+
+/// The prices a workload may pay for an offering: on-demand, and spot when allowed.
+fn price_options(w: &InferenceWorkload, cand: &Candidate<'_>) -> Vec<(bool, f64)> {
+    let o = cand.offering;
+    let mut out = Vec::new();
+    if let Some(od) = o.price_per_hour {
+        out.push((false, od));
+    }
+    if w.constraints.spot {
+        if let Some(sp) = o.spot_price_per_hour {
+            out.push((true, sp));
+        }
+    }
+    out
+}
+
+/// Prices every offering × precision × layout whose replica is feasible;
+/// returns the plans within budget and the candidates evaluated.
+fn price_candidates(
+    catalog: &Catalog,
+    cx: &CapacityContext<'_>,
+    passing: &[Candidate<'_>],
+    outcomes: &HashMap<ReplicaKey, ReplicaOutcome>,
+    rejected: &mut Rejections,
+) -> (Vec<Plan>, usize) {
+    let w = cx.workload;
+    let mut evaluated = 0usize;
+    let mut plans = Vec::new();
+    for cand in passing {
+        for &precision in &w.precisions {
+            for (layout, nodes) in cand.layouts(w.constraints.max_gpus_per_replica) {
+                let key = ReplicaKey {
+                    gpu: cand.gpu.name.clone(),
+                    precision,
+                    layout,
+                };
+                let (outcome, caps_tried) = &outcomes[&key];
+                evaluated += (*caps_tried).max(1);
+                let choice = match outcome {
+                    Err(r) => {
+                        rejected.add(r.reason, 1, r.miss, || r.example.clone());
+                        continue;
+                    }
+                    Ok(choice) => choice,
+                };
+                for (spot, list_price) in price_options(w, cand) {
+                    let buy = Purchase {
+                        candidate: cand,
+                        layout,
+                        nodes,
+                        choice,
+                        spot,
+                        list_price,
+                    };
+                    if let Some(p) = price_within_budget(catalog, cx, &buy, rejected) {
+                        plans.push(p);
+                    }
+                }
+            }
+        }
+    }
+    (plans, evaluated)
+}
+
+/// Prices one purchase and checks the budget; rejections are recorded.
+fn price_within_budget(
+    catalog: &Catalog,
+    cx: &CapacityContext<'_>,
+    buy: &Purchase<'_>,
+    rejected: &mut Rejections,
+) -> Option<Plan> {
+    let o = buy.candidate.offering;
+    let mut plan = match price_plan(cx, buy) {
+        Ok(p) => p,
+        Err(why) => {
+            rejected.add(RejectReason::TooManyReplicas, 1, None, || {
+                format!("{} {} ({}): {why}", o.provider, o.instance_type, o.region)
+            });
+            return None;
+        }
+    };
+    if let Some(r) = catalog.region(&o.provider, &o.region) {
+        plan.location = match (r.location.is_empty(), r.country.is_empty()) {
+            (_, true) => r.location.clone(),
+            (true, false) => r.country.clone(),
+            (false, false) => format!("{}, {}", r.location, r.country),
+        };
+    }
+    if let Some(max) = cx.workload.constraints.max_usd_per_hour {
+        if plan.usd_per_hour > max {
+            rejected.add(RejectReason::OverBudget, 1, Some(plan.usd_per_hour), || {
+                format!(
+                    "{} {} × {} ({}): ${:.2}/h > ${max:.2}/h",
+                    o.provider, plan.instances, o.instance_type, o.region, plan.usd_per_hour
+                )
+            });
+            return None;
+        }
+    }
+    Some(plan)
+}

@@ -1,0 +1,163 @@
+//! What the search returns: ranked plans with their derivations, the Pareto
+//! frontier and the rejections.
+
+use super::rejections::{RejectReason, Rejection};
+use crate::memory::MemoryBreakdown;
+use crate::perf::Bound;
+use gpuplan_catalog::Precision;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// How the plan's numbers were derived (for `--explain`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Derivation {
+    /// Per-GPU memory breakdown.
+    pub memory: MemoryBreakdown,
+    /// KV-cache tokens per replica.
+    pub kv_cache_tokens: u64,
+    /// Sequences of mean length the cache holds.
+    pub kv_sequences: u64,
+    /// What bounds prefill.
+    pub prefill_bound: Bound,
+    /// What bounds the steady decode iteration.
+    pub decode_bound: Bound,
+    /// Iteration time at a full batch, ms.
+    pub iteration_ms_full_batch: f64,
+    /// Mean request service time (slot occupancy) at a full batch, s.
+    pub service_s: f64,
+    /// Most requests/s one replica completes at a full batch.
+    pub max_requests_per_s_per_replica: f64,
+    /// Requests/s one replica sustains within the SLO and utilisation cap.
+    pub capacity_requests_per_s_per_replica: f64,
+    /// Arrivals per replica at peak, requests/s.
+    pub peak_requests_per_s_per_replica: f64,
+    /// Erlang-C probability that a request waits for a slot at peak.
+    pub p_wait_at_peak: f64,
+    /// p99 queueing delay at peak, ms.
+    pub queue_wait_ms_p99: f64,
+    /// Prefill time of a p99 prompt, ms.
+    pub prefill_ms_p99: f64,
+    /// Squared coefficients of variation (arrivals, service) used.
+    pub ca2: f64,
+    /// See `ca2`.
+    pub cs2: f64,
+    /// Replicas needed for the peak before `min_replicas`.
+    pub replicas_for_peak: u32,
+    /// Instances billed.
+    pub instances: u32,
+    /// Price per instance-hour before discount, USD.
+    pub list_usd_per_instance_hour: f64,
+    /// Discount applied (fraction).
+    pub discount: f64,
+    /// Spot: expected preemptions per instance-hour assumed.
+    pub spot_preemptions_per_hour: Option<f64>,
+    /// Spot: expected share of capacity lost to replacements.
+    pub spot_capacity_loss: Option<f64>,
+}
+
+/// One ranked deployment plan.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Plan {
+    /// Rank, 1-based.
+    pub rank: usize,
+    /// Provider.
+    pub provider: String,
+    /// Region (the first of `also_in_regions` at the same price).
+    pub region: String,
+    /// Where the region is.
+    pub location: String,
+    /// Other regions with the same instance and price.
+    pub also_in_regions: Vec<String>,
+    /// Instance type.
+    pub instance_type: String,
+    /// GPU name.
+    pub gpu: String,
+    /// GPUs per instance.
+    pub gpus_per_instance: u32,
+    /// GPUs per replica (TP × PP).
+    pub gpus_per_replica: u32,
+    /// Replicas.
+    pub replicas: u32,
+    /// Instances billed.
+    pub instances: u32,
+    /// Billed GPUs that no replica uses (the layout does not divide the instance).
+    pub idle_gpus: u32,
+    /// Tensor parallel.
+    pub tp: u32,
+    /// Pipeline parallel.
+    pub pp: u32,
+    /// Weight precision.
+    pub precision: Precision,
+    /// KV-cache precision.
+    pub kv_precision: Precision,
+    /// Spot instances.
+    pub spot: bool,
+    /// Engine batch cap (vLLM --max-num-seqs).
+    pub max_num_seqs: u64,
+    /// Engine tokens per iteration (vLLM --max-num-batched-tokens).
+    pub max_batched_tokens: u64,
+    /// Longest sequence the engine must accept (--max-model-len).
+    pub max_model_len: u64,
+    /// Engine memory utilisation.
+    pub memory_utilization: f64,
+    /// Deployment cost, USD per hour (discounts and expected spot preemptions included).
+    pub usd_per_hour: f64,
+    /// USD per million output tokens at peak load.
+    pub usd_per_million_output_tokens: f64,
+    /// USD per million output tokens at mean load.
+    pub usd_per_million_output_tokens_at_mean: f64,
+    /// Predicted p99 time to first token at peak, ms.
+    pub ttft_ms_p99: f64,
+    /// Predicted p99 time per output token at peak, ms.
+    pub tpot_ms_p99: f64,
+    /// Predicted p99 end-to-end latency at peak, ms.
+    pub e2e_ms_p99: f64,
+    /// Share of the replicas' throughput used at peak.
+    pub utilization: f64,
+    /// 1 − utilisation.
+    pub headroom: f64,
+    /// Where and when the price was read.
+    pub price_source: String,
+    /// Date of the price (YYYY-MM-DD), if the source gives one.
+    pub price_date: Option<String>,
+    /// Whether the GPU family has calibrated efficiency factors.
+    pub calibrated: bool,
+    /// The derivation, for `--explain`.
+    pub derivation: Derivation,
+    /// A `vllm serve` command that realises the plan.
+    pub vllm_command: String,
+}
+
+/// The search result.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PlanReport {
+    /// Workload name.
+    pub workload: String,
+    /// Model id.
+    pub model: String,
+    /// The top plans, cheapest first.
+    pub plans: Vec<Plan>,
+    /// Feasible plans on the cost-versus-latency frontier (p99 end-to-end), cheapest first.
+    pub pareto: Vec<Plan>,
+    /// Rejected candidates by reason.
+    pub rejected: BTreeMap<RejectReason, Rejection>,
+    /// Feasible distinct plans found (before taking the top N).
+    pub feasible: usize,
+    /// Candidates evaluated (offering × precision × layout × batch cap).
+    pub candidates_evaluated: usize,
+    /// What to relax when nothing is feasible.
+    pub hint: Option<String>,
+}
+
+/// Search options.
+#[derive(Debug, Clone, Copy)]
+pub struct PlanOptions {
+    /// Plans to return.
+    pub top: usize,
+}
+
+impl Default for PlanOptions {
+    fn default() -> Self {
+        PlanOptions { top: 10 }
+    }
+}
