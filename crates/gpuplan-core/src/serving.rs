@@ -29,7 +29,10 @@ pub struct SteadyState {
     pub prefill_chunks: f64,
     /// Time of one full iteration (all pipeline stages), s.
     pub iteration_s: f64,
-    /// Time to first token (no queueing), ms.
+    /// Time a request occupies a batch slot (its N iterations), s.
+    pub service_s: f64,
+    /// Time to first token without queueing: the prompt's chunks, each in
+    /// an iteration beside the other sequences' decodes, ms.
     pub ttft_ms: f64,
     /// Time per output token, ms.
     pub tpot_ms: f64,
@@ -101,15 +104,20 @@ pub fn steady_state(
         prefill_attention_pairs: chunk * chunk / 2.0,
         logit_tokens: 1.0,
     });
-    let ttft_s = chunks * iteration_s;
+    // Time a request holds its slot: N iterations (Little's law below).
+    let service_s = n * iteration_s;
+    // TTFT: the prompt's own chunks, each in an iteration next to the decodes —
+    // the definition `plan` uses for the p99 prompt, so the verbs agree.
+    let ttft_s = prefill_under_load_s(dep, input_len, input_len, output_len, c, max_batched_tokens);
     let tpot_s = iteration_s;
     let e2e_s = ttft_s + (o - 1.0) * tpot_s;
-    let requests_per_s = c / (n * iteration_s);
+    let requests_per_s = c / service_s;
     SteadyState {
         concurrency: c,
         lifetime_iterations: n,
         prefill_chunks: chunks,
         iteration_s,
+        service_s,
         ttft_ms: ttft_s * 1e3,
         tpot_ms: tpot_s * 1e3,
         e2e_ms: e2e_s * 1e3,

@@ -843,3 +843,52 @@ fn human_output_snapshots() {
         format!("exit {}\n{}", error.code, error.stderr)
     );
 }
+
+/// Regression (issue 8): `estimate` and `plan` give one TTFT for the same
+/// configuration — the plan's unqueued p99-prompt prefill equals `estimate`'s
+/// TTFT for that prompt at the plan's batch (they differed 31 vs 80 ms).
+#[test]
+fn estimate_and_plan_agree_on_ttft() {
+    let p = json(&gpuplan(&[
+        "plan",
+        "examples/code-completion.toml",
+        "--explain",
+        "1",
+        "--json",
+    ]));
+    let batch = p["max_num_seqs"].as_u64().unwrap().to_string();
+    let tp = p["tp"].as_u64().unwrap().to_string();
+    let pp = p["pp"].as_u64().unwrap().to_string();
+    let e = json(&gpuplan(&[
+        "estimate",
+        "--model",
+        "qwen2.5-coder-7b",
+        "--gpu",
+        p["gpu"].as_str().unwrap(),
+        "--tp",
+        &tp,
+        "--pp",
+        &pp,
+        "--precision",
+        p["precision"].as_str().unwrap(),
+        "--kv-precision",
+        p["kv_precision"].as_str().unwrap(),
+        "--input-len",
+        "4000",
+        "--output-len",
+        "60",
+        "--concurrency",
+        &batch,
+        "--max-num-seqs",
+        &batch,
+        "--json",
+    ]));
+    let plan_prefill = p["derivation"]["prefill_ms_p99"].as_f64().unwrap();
+    let estimate_ttft = e["ttft_ms"].as_f64().unwrap();
+    // The plan's background decodes use the mean prompt (1500), estimate's the
+    // 4000-token one: a few percent apart, never a factor.
+    assert!(
+        (estimate_ttft / plan_prefill - 1.0).abs() < 0.1,
+        "estimate TTFT {estimate_ttft:.1} ms vs plan prefill {plan_prefill:.1} ms"
+    );
+}

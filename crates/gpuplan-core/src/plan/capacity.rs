@@ -358,7 +358,7 @@ fn capacity_at_cap(
     let (i_mean, o_mean) = (w.input_tokens.mean, w.output_tokens.mean);
     let mbt = w.max_batched_tokens as f64;
     let ss = steady_state(dep, i_mean, o_mean, b as f64, mbt);
-    let service_s = ss.e2e_ms / 1e3;
+    let service_s = ss.service_s;
     let max_rps = b as f64 / service_s;
     let tpot = ss.tpot_ms;
     if let Some(limit) = slo.tpot_ms_p99.filter(|l| tpot > *l) {
