@@ -322,6 +322,9 @@ pub struct PlanCmd {
     /// Show the full derivation of plan N and the vLLM settings that realise it.
     #[arg(long, value_name = "N")]
     pub explain: Option<usize>,
+    /// Show every column (price source date, $/1M tokens at peak, full names) without fitting 120 columns.
+    #[arg(long)]
+    pub wide: bool,
     /// Calibration table (default: the bundled data/calibration.csv).
     #[arg(long, value_name = "FILE")]
     pub calibration: Option<PathBuf>,

@@ -611,7 +611,7 @@ fn plan_respects_the_examples_constraints() {
 fn plan_human_output_shows_prices_with_dates_and_rejections() {
     let out = gpuplan(&["plan", "examples/chat-70b.toml"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
-    assert!(out.stdout.contains("price date"));
+    assert!(out.stdout.contains("Prices read 2026-"), "{}", out.stdout);
     assert!(out.stdout.contains("2026-"), "{}", out.stdout);
     assert!(out.stdout.contains("Pareto frontier"));
     assert!(out.stdout.contains("does not fit in GPU memory"));
@@ -891,4 +891,27 @@ fn estimate_and_plan_agree_on_ttft() {
         (estimate_ttft / plan_prefill - 1.0).abs() < 0.1,
         "estimate TTFT {estimate_ttft:.1} ms vs plan prefill {plan_prefill:.1} ms"
     );
+}
+
+/// Issue 7: human output fits a 120-column terminal by default; `--wide`
+/// shows every column.
+#[test]
+fn plan_output_fits_120_columns() {
+    for example in [
+        "examples/chat-70b.toml",
+        "examples/batch-summarization.toml",
+        "examples/eu-residency.toml",
+    ] {
+        let out = gpuplan(&["plan", example]);
+        assert_eq!(out.code, 0, "{example}: {}", out.stderr);
+        for line in out.stdout.lines() {
+            assert!(
+                line.chars().count() <= 120,
+                "{example}: {} columns: {line}",
+                line.chars().count()
+            );
+        }
+        let wide = gpuplan(&["plan", example, "--wide"]);
+        assert!(wide.stdout.contains("price date") && wide.stdout.contains("$/1M out tok"));
+    }
 }

@@ -22,13 +22,34 @@ pub fn run(cli: Cli) -> CliResult {
     }
 }
 
-/// A table with the CLI's house style.
+/// Terminal width the human output fits by default (`--wide` lifts it).
+pub(crate) const TERMINAL_COLUMNS: u16 = 120;
+
+/// A table with the CLI's house style, wrapped to fit [`TERMINAL_COLUMNS`].
 pub(crate) fn table(header: &[&str]) -> comfy_table::Table {
+    let mut t = wide_table(header);
+    t.set_content_arrangement(comfy_table::ContentArrangement::Dynamic)
+        .set_width(TERMINAL_COLUMNS);
+    t
+}
+
+/// A table with the CLI's house style that never wraps (for `--wide`).
+pub(crate) fn wide_table(header: &[&str]) -> comfy_table::Table {
     let mut t = comfy_table::Table::new();
     t.load_style(comfy_table::presets::UTF8_FULL_CONDENSED)
         .set_content_arrangement(comfy_table::ContentArrangement::Disabled)
         .set_header(header.iter().copied());
     t
+}
+
+/// `text` cut to at most `max` characters, ending in … when cut.
+pub(crate) fn truncate(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_string();
+    }
+    let mut out: String = text.chars().take(max.saturating_sub(1)).collect();
+    out.push('…');
+    out
 }
 
 /// Prints a value as pretty JSON.

@@ -1,6 +1,6 @@
 //! `gpuplan plan`: ranked deployments, Pareto frontier, rejections, `--explain`.
 
-use super::{print_json, table};
+use super::{print_json, table, truncate, wide_table};
 use crate::cli::PlanCmd;
 use crate::error::{CliError, CliResult};
 use crate::load;
@@ -24,7 +24,9 @@ pub fn run(catalog: &Catalog, cmd: PlanCmd) -> CliResult {
         },
     );
     let elapsed = started.elapsed();
-    if let Some(n) = cmd.explain {
+    // Nothing feasible: the reasons are the answer, whatever plan was asked for.
+    let explain = cmd.explain.filter(|_| !report.plans.is_empty());
+    if let Some(n) = explain {
         let Some(p) = report.plans.iter().find(|p| p.rank == n) else {
             return Err(CliError::bad(format!(
                 "--explain {n}: expected a plan number from 1 to {}",
@@ -41,7 +43,7 @@ pub fn run(catalog: &Catalog, cmd: PlanCmd) -> CliResult {
     if cmd.json {
         print_json(&report)?;
     } else {
-        print_report(&w, &report, elapsed.as_secs_f64());
+        print_report(&w, &report, elapsed.as_secs_f64(), cmd.wide);
     }
     if report.plans.is_empty() {
         Err(CliError::Infeasible)
@@ -68,7 +70,7 @@ fn describe_workload(w: &InferenceWorkload) -> String {
         targets.join(", ")
     };
     format!(
-        "{} — {}: peak {} req/s (mean {}), input {:.0}/{:.0} tokens, output {:.0}/{:.0} (mean/p99); {targets}",
+        "{} — {}: peak {} req/s (mean {}), input {:.0}/{:.0} tokens, output {:.0}/{:.0} (mean/p99)\nTargets: {targets}",
         w.name,
         w.model.id,
         w.peak_requests_per_s,
@@ -92,65 +94,147 @@ fn replicas_cell(p: &Plan) -> String {
     }
 }
 
+/// GPU × per replica; `*` marks a GPU family without calibration data.
 fn gpus(p: &Plan) -> String {
-    format!("{} × {}", p.gpu, p.gpus_per_replica)
+    let mark = if p.calibrated { "" } else { "*" };
+    format!("{}{mark} × {}", p.gpu, p.gpus_per_replica)
 }
 
-fn print_report(w: &InferenceWorkload, r: &PlanReport, seconds: f64) {
+/// The region, with how many other regions offer the same plan.
+fn region_cell(p: &Plan, max_chars: usize) -> String {
+    let more = if p.also_in_regions.is_empty() {
+        String::new()
+    } else {
+        format!(" (+{})", p.also_in_regions.len())
+    };
+    let room = max_chars.saturating_sub(more.chars().count());
+    format!("{}{more}", truncate(&p.region, room))
+}
+
+/// Borderless style with a rule under the header: two spaces between
+/// columns, so the compact plan table fits 120 columns.
+const COMPACT_STYLE: comfy_table::TableStyle = comfy_table::TableStyle::new()
+    .header_separator(comfy_table::LineStyle::none().fill('─').junction('─'));
+
+/// The ranked plans: compact to fit 120 columns, or every column with `wide`.
+fn plans_table(plans: &[Plan], wide: bool) -> comfy_table::Table {
+    if wide {
+        return wide_plans_table(plans);
+    }
+    let mut t = table(&[
+        "#", "provider", "region", "instance", "GPU × n", "TP/PP", "prec", "n/inst", "$/h",
+        "TTFT ms", "TPOT ms", "util",
+    ]);
+    t.load_style(COMPACT_STYLE);
+    for column in t.column_iter_mut() {
+        column.set_padding((0, 1));
+    }
+    for p in plans {
+        let spot = if p.spot { " spot" } else { "" };
+        let idle = if p.idle_gpus > 0 { "!" } else { "" };
+        let mark = if p.calibrated { "" } else { "*" };
+        t.add_row(vec![
+            p.rank.to_string(),
+            truncate(&p.provider, 10),
+            region_cell(p, 18),
+            format!("{}{spot}", truncate(&p.instance_type, 18 - spot.len())),
+            format!("{}{mark}×{}", truncate(&p.gpu, 13), p.gpus_per_replica),
+            format!("{}/{}", p.tp, p.pp),
+            p.precision.to_string(),
+            format!("{}/{}{idle}", p.replicas, p.instances),
+            format!("{:.2}", p.usd_per_hour),
+            format!("{:.0}", p.ttft_ms_p99),
+            format!("{:.1}", p.tpot_ms_p99),
+            format!("{:.0}%", p.utilization * 100.0),
+        ]);
+    }
+    t
+}
+
+/// Every column, full names, never wrapped.
+fn wide_plans_table(plans: &[Plan]) -> comfy_table::Table {
+    let mut t = wide_table(&[
+        "#",
+        "provider",
+        "region",
+        "instance",
+        "GPU × per replica",
+        "TP/PP",
+        "prec",
+        "replicas",
+        "$/hour",
+        "$/1M out tok",
+        "TTFT p99",
+        "TPOT p99",
+        "util",
+        "price date",
+    ]);
+    for p in plans {
+        let spot = if p.spot { " (spot)" } else { "" };
+        t.add_row(vec![
+            p.rank.to_string(),
+            p.provider.clone(),
+            region_cell(p, usize::MAX),
+            format!("{}{spot}", p.instance_type),
+            gpus(p),
+            format!("{}/{}", p.tp, p.pp),
+            p.precision.to_string(),
+            replicas_cell(p),
+            format!("{:.2}", p.usd_per_hour),
+            format!("{:.3}", p.usd_per_million_output_tokens),
+            format!("{:.0} ms", p.ttft_ms_p99),
+            format!("{:.1} ms", p.tpot_ms_p99),
+            format!("{:.0}%", p.utilization * 100.0),
+            p.price_date.clone().unwrap_or_else(|| "undated".into()),
+        ]);
+    }
+    t
+}
+
+/// The footnotes that explain the compact table's markers and units.
+fn compact_footnotes(plans: &[Plan]) {
+    println!("TTFT/TPOT are p99 at peak load; n/inst = replicas / instances billed.");
+    if plans.iter().any(|p| p.idle_gpus > 0) {
+        println!("! some billed GPUs run no replica (the layout does not divide the instance).");
+    }
+    let dates: Vec<&str> = plans
+        .iter()
+        .filter_map(|p| p.price_date.as_deref())
+        .collect();
+    if let (Some(old), Some(new)) = (dates.iter().min(), dates.iter().max()) {
+        let undated = plans.iter().filter(|p| p.price_date.is_none()).count();
+        let undated = if undated > 0 {
+            format!(", {undated} undated")
+        } else {
+            String::new()
+        };
+        println!(
+            "Prices read {old} to {new}{undated}; `--wide` shows each plan's date and $/1M tokens."
+        );
+    }
+}
+
+fn print_report(w: &InferenceWorkload, r: &PlanReport, seconds: f64, wide: bool) {
     println!("{}", describe_workload(w));
     println!(
         "Searched {} candidates in {:.2} s: {} feasible distinct plans.",
         r.candidates_evaluated, seconds, r.feasible
     );
     if !r.plans.is_empty() {
-        let mut t = table(&[
-            "#",
-            "provider",
-            "region",
-            "instance",
-            "GPU × per replica",
-            "TP/PP",
-            "prec",
-            "replicas",
-            "$/hour",
-            "$/1M out tok",
-            "TTFT p99",
-            "TPOT p99",
-            "util",
-            "price date",
-        ]);
-        for p in &r.plans {
-            let region = if p.also_in_regions.is_empty() {
-                p.region.clone()
-            } else {
-                format!("{} (+{})", p.region, p.also_in_regions.len())
-            };
-            t.add_row(vec![
-                p.rank.to_string(),
-                p.provider.clone(),
-                region,
-                format!("{}{}", p.instance_type, if p.spot { " (spot)" } else { "" }),
-                gpus(p),
-                format!("{}/{}", p.tp, p.pp),
-                p.precision.to_string(),
-                replicas_cell(p),
-                format!("{:.2}", p.usd_per_hour),
-                format!("{:.3}", p.usd_per_million_output_tokens),
-                format!("{:.0} ms", p.ttft_ms_p99),
-                format!("{:.1} ms", p.tpot_ms_p99),
-                format!("{:.0}%", p.utilization * 100.0),
-                p.price_date.clone().unwrap_or_else(|| "undated".into()),
-            ]);
+        println!("{}", plans_table(&r.plans, wide));
+        if wide {
+            println!("$/1M out tok is at peak load.");
+        } else {
+            compact_footnotes(&r.plans);
         }
-        println!("{t}");
-        println!("$/1M out tok is at peak load; `--explain N` shows the derivation and the vLLM command of plan N.");
+        println!("`--explain N` shows the derivation and the vLLM command of plan N.");
         if r.plans.iter().any(|p| p.spot) {
             println!(
                 "Spot plans include extra replicas for the expected capacity lost to preemptions."
             );
         }
         if r.plans.iter().any(|p| !p.calibrated) {
-            println!("Plans on GPU families without calibration data extrapolate efficiencies from other GPUs.");
+            println!("* GPU family without calibration data: its efficiencies are extrapolated from other GPUs.");
         }
         println!();
         println!("Pareto frontier (cost vs p99 end-to-end latency at peak):");
