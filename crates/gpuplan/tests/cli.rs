@@ -915,3 +915,23 @@ fn plan_output_fits_120_columns() {
         assert!(wide.stdout.contains("price date") && wide.stdout.contains("$/1M out tok"));
     }
 }
+
+/// Issue 7: `--explain N` on an infeasible workload is exit 1 with the
+/// reasons, not a bad-input error about the plan number.
+#[test]
+fn explain_on_an_infeasible_workload_exits_1_with_reasons() {
+    let dir = std::env::temp_dir().join(format!("gpuplan-explain-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("infeasible.toml");
+    std::fs::write(
+        &file,
+        "kind = \"inference\"\n[model]\nid = \"llama-3.1-8b\"\n[traffic]\nrequests_per_s = 5\n\
+         input_tokens = { mean = 1000, p99 = 3000 }\noutput_tokens = { mean = 200, p99 = 600 }\n\
+         [slo]\ntpot_ms_p99 = 1\n",
+    )
+    .unwrap();
+    let out = gpuplan(&["plan", file.to_str().unwrap(), "--explain", "1"]);
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(out.stdout.contains("No feasible plan"), "{}", out.stdout);
+    assert!(out.stdout.contains("slo.tpot_ms_p99"), "{}", out.stdout);
+}

@@ -25,8 +25,8 @@ pub fn run(catalog: &Catalog, cmd: PlanCmd) -> CliResult {
     );
     let elapsed = started.elapsed();
     // Nothing feasible: the reasons are the answer, whatever plan was asked for.
-    let explain = cmd.explain.filter(|_| !report.plans.is_empty());
-    if let Some(n) = explain {
+    let explain_n = cmd.explain.filter(|_| !report.plans.is_empty());
+    if let Some(n) = explain_n {
         let Some(p) = report.plans.iter().find(|p| p.rank == n) else {
             return Err(CliError::bad(format!(
                 "--explain {n}: expected a plan number from 1 to {}",
