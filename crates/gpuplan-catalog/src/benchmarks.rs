@@ -1,4 +1,4 @@
-//! Published measurements in the benchmark CSV format of DESIGN.md:
+//! Published measurements in the benchmark CSV format (header documented in data/SOURCES.md):
 //! `id,kind,model,gpu,gpu_count,tp,pp,dp,precision,framework,input_len,output_len,batch_or_concurrency,metric,value,unit,source,notes`.
 
 use crate::error::{CatalogError, Result};

@@ -64,8 +64,9 @@ pub enum Command {
     ///   gpuplan fit --model llama-3.1-70b --gpu H100 --count 2 --tp 2
     ///   gpuplan fit --model llama-3.1-70b --gpu H100 --precision fp8 --json
     ///   gpuplan fit --training --model llama-3.1-8b --gpu H100 --count 8 --dp 8 --zero 3 \
-    ///       --micro-batch 2 --seq-len 8192 --recompute selective
-    ///   gpuplan fit --training --model llama-3.1-70b --gpu A100-80GB --method qlora --lora-rank 16
+    ///       --micro-batch 1 --seq-len 8192 --recompute selective
+    ///   gpuplan fit --training --model llama-3.1-70b --gpu A100-80GB --method qlora --lora-rank 16 \
+    ///      --seq-len 4096 --recompute full
     #[command(verbatim_doc_comment)]
     Fit(FitCmd),
     /// Predict serving performance of one replica: TTFT, TPOT, throughput.
@@ -136,7 +137,7 @@ pub enum KindArg {
 
 #[derive(Debug, Args)]
 pub struct ValidateCmd {
-    /// Benchmark CSV (DESIGN.md format); default: the bundled development set.
+    /// Benchmark CSV (the format of data/benchmarks/benchmarks_dev.csv, described in data/SOURCES.md); default: the bundled development set.
     #[arg(long, value_name = "FILE")]
     pub benchmarks: Option<PathBuf>,
     /// Only rows of this kind.
@@ -315,7 +316,12 @@ pub struct FitCmd {
 #[derive(Debug, Args)]
 pub struct PlanCmd {
     /// Workload file (TOML, or JSON with a .json extension); see docs/workload.md.
-    pub workload: PathBuf,
+    /// Several files only with `--summary`.
+    #[arg(required = true, num_args = 1..)]
+    pub workload: Vec<PathBuf>,
+    /// One Markdown row per workload: its cheapest plan and why it wins (the README's examples table).
+    #[arg(long, conflicts_with_all = ["json", "explain", "wide"])]
+    pub summary: bool,
     /// Plans to show.
     #[arg(long, default_value_t = 10)]
     pub top: usize,

@@ -4,6 +4,7 @@ mod catalog;
 mod estimate;
 mod fit;
 mod plan;
+mod plan_summary;
 mod validate;
 
 use crate::cli::{Cli, Command};

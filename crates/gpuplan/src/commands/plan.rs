@@ -9,11 +9,20 @@ use gpuplan_core::{plan, InferenceWorkload, Plan, PlanOptions, PlanReport};
 use std::time::Instant;
 
 pub fn run(catalog: &Catalog, cmd: PlanCmd) -> CliResult {
-    let w = load::workload(catalog, &cmd.workload)?;
     let cal = load::calibration(cmd.calibration.as_deref())?;
     if cmd.top == 0 {
         return Err(CliError::bad("--top 0: expected a whole number >= 1"));
     }
+    if cmd.summary {
+        return super::plan_summary::run(catalog, &cal, &cmd.workload);
+    }
+    let [path] = cmd.workload.as_slice() else {
+        return Err(CliError::bad(format!(
+            "{} workload files given: plan takes one, or several with --summary",
+            cmd.workload.len()
+        )));
+    };
+    let w = load::workload(catalog, path)?;
     let started = Instant::now();
     let report = plan(
         catalog,

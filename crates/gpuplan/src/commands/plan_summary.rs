@@ -1,0 +1,137 @@
+//! `gpuplan plan --summary A.toml B.toml …`: one Markdown row per workload
+//! with its cheapest plan and a one-line reason it wins. The README's
+//! examples table is this output, verbatim (a test checks it).
+
+use crate::error::{CliError, CliResult};
+use crate::load;
+use gpuplan_catalog::Catalog;
+use gpuplan_core::{plan, Calibration, InferenceWorkload, Plan, PlanOptions, PlanReport};
+use std::path::PathBuf;
+
+/// Prints the table; exit 1 when any workload has no feasible plan.
+pub fn run(catalog: &Catalog, cal: &Calibration, files: &[PathBuf]) -> CliResult {
+    println!("| file | workload | cheapest plan | why it wins |");
+    println!("|---|---|---|---|");
+    let mut infeasible = false;
+    for path in files {
+        let w = load::workload(catalog, path)?;
+        let report = plan(catalog, &w, cal, PlanOptions { top: 2 });
+        let file = path
+            .file_name()
+            .map(|f| f.to_string_lossy().into_owned())
+            .unwrap_or_else(|| path.display().to_string());
+        let (cheapest, why) = match report.plans.first() {
+            Some(best) => (describe_plan(best), why_it_wins(&w, &report, best)),
+            None => {
+                infeasible = true;
+                let hint = report.hint.clone().unwrap_or_default();
+                ("no feasible plan".to_string(), hint)
+            }
+        };
+        println!(
+            "| `{file}` | {} | {cheapest} | {why} |",
+            describe_workload(&w)
+        );
+    }
+    if infeasible {
+        Err(CliError::Infeasible)
+    } else {
+        Ok(())
+    }
+}
+
+/// "Llama-3.1-70b, 20 req/s, TTFT p99 2000 ms, TPOT p99 60 ms, 2+ replicas".
+fn describe_workload(w: &InferenceWorkload) -> String {
+    let mut parts = vec![
+        format!("`{}`", w.model.id),
+        format!("{} req/s", w.peak_requests_per_s),
+        format!(
+            "{:.0}/{:.0} tokens in/out",
+            w.input_tokens.mean, w.output_tokens.mean
+        ),
+    ];
+    if let Some(t) = w.slo.ttft_ms_p99 {
+        parts.push(format!("TTFT p99 {t} ms"));
+    }
+    if let Some(t) = w.slo.tpot_ms_p99 {
+        parts.push(format!("TPOT p99 {t} ms"));
+    }
+    if let Some(t) = w.slo.e2e_ms_p99 {
+        parts.push(format!("e2e p99 {t} ms"));
+    }
+    if w.slo.ttft_ms_p99.is_none() && w.slo.tpot_ms_p99.is_none() && w.slo.e2e_ms_p99.is_none() {
+        parts.push("no SLO".into());
+    }
+    if w.constraints.min_replicas > 1 {
+        parts.push(format!("{}+ replicas", w.constraints.min_replicas));
+    }
+    if !w.constraints.geo.is_empty() {
+        parts.push(format!("in {}", w.constraints.geo.join("/")));
+    }
+    if w.constraints.spot {
+        parts.push("spot allowed".into());
+    }
+    parts.join(", ")
+}
+
+/// "9 × GH200-96GB (FP8, TP1) on lambda gpu_1x_gh200, asia-northeast-1: $20.61/h".
+fn describe_plan(p: &Plan) -> String {
+    let layout = match (p.tp, p.pp) {
+        (1, 1) => String::new(),
+        (tp, 1) => format!(", TP{tp}"),
+        (1, pp) => format!(", PP{pp}"),
+        (tp, pp) => format!(", TP{tp} PP{pp}"),
+    };
+    format!(
+        "{} × {}{} ({}{layout}) on {} `{}`{} {}: ${:.2}/h",
+        p.replicas,
+        if p.gpus_per_replica > 1 {
+            format!("{} ", p.gpus_per_replica)
+        } else {
+            String::new()
+        },
+        p.gpu,
+        p.precision,
+        p.provider,
+        p.instance_type,
+        if p.spot { " spot," } else { "," },
+        p.region,
+        p.usd_per_hour
+    )
+}
+
+/// What decides the plan, from its derivation, and how far the runner-up is.
+fn why_it_wins(w: &InferenceWorkload, r: &PlanReport, p: &Plan) -> String {
+    let d = &p.derivation;
+    let fit = format!(
+        "{} weights take {:.0} GiB of each GPU, leaving KV cache for {} mean requests",
+        p.precision, d.memory.weights_gib, d.kv_sequences
+    );
+    let capacity = format!(
+        "batch cap {} serves {:.1} req/s per replica within the SLO at ≤{:.0}% utilisation, so {} replica(s) carry the peak",
+        p.max_num_seqs,
+        d.capacity_requests_per_s_per_replica,
+        w.constraints.max_utilization * 100.0,
+        d.replicas_for_peak
+    );
+    let floor = if p.replicas > d.replicas_for_peak {
+        format!(" ({} run: min_replicas or whole instances)", p.replicas)
+    } else {
+        String::new()
+    };
+    let runner_up = match r.plans.get(1) {
+        Some(next) => format!(
+            "; next: {} × {} on {} at ${:.2}/h ({:+.0}%)",
+            next.replicas,
+            next.gpu,
+            next.provider,
+            next.usd_per_hour,
+            (next.usd_per_hour / p.usd_per_hour - 1.0) * 100.0
+        ),
+        None => "; the only feasible plan".into(),
+    };
+    format!(
+        "{fit}; {capacity}{floor}; {} feasible plans{runner_up}",
+        r.feasible
+    )
+}
