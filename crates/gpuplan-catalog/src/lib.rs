@@ -11,6 +11,7 @@
 //! assert_eq!(model.id, "llama-3.1-70b");
 //! ```
 
+mod anomalies;
 mod benchmarks;
 mod catalog;
 mod error;
@@ -21,6 +22,10 @@ mod model;
 mod offering;
 mod table;
 
+pub use anomalies::{
+    Anomaly, AnomalyKind, PriceUse, GPU_HOUR_HIGH_FACTOR, GPU_HOUR_LOW_SHARE, MAX_HOST_GIB_PER_GPU,
+    MAX_VCPUS_PER_GPU, MIN_VCPUS_PER_GPU, REGION_HIGH_FACTOR, REGION_LOW_SHARE, SPOT_FLOOR_SHARE,
+};
 pub use benchmarks::{parse_benchmarks, BenchmarkKind, BenchmarkRow, BUNDLED_BENCHMARKS_DEV};
 pub use catalog::{Catalog, CatalogBuilder, TableKind};
 pub use error::{CatalogError, CatalogErrorKind, Result};
