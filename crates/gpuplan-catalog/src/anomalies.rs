@@ -359,8 +359,7 @@ fn gpu_hour_outliers(offerings: &[Offering], out: &mut Vec<Anomaly>) {
             AnomalyKind::GpuHourPriceOutlier,
             PriceUse::OnDemand,
             format!(
-                "${p:.2} per {gpu}-hour is {ratio:.2}× the median ${m:.2} of {providers} providers ({side} the {:.2}–{:.0}× band)",
-                GPU_HOUR_LOW_SHARE, GPU_HOUR_HIGH_FACTOR
+                "${p:.2} per {gpu}-hour is {ratio:.2}× the ${m:.2} median of {providers} providers ({side} the {GPU_HOUR_LOW_SHARE}–{GPU_HOUR_HIGH_FACTOR}× band)"
             ),
         ));
     }
@@ -414,7 +413,7 @@ fn region_outliers(offerings: &[Offering], out: &mut Vec<Anomaly>) {
             flagged.insert(
                 (provider, instance, region),
                 format!(
-                    "on-demand ${p:.2}/h is {ratio:.2}× the median ${m:.2}/h of its {} other regions; {majority} of {n} regions are near that median, so this region is the odd one ({side})",
+                    "on-demand ${p:.2}/h is {ratio:.2}× the ${m:.2}/h median of {} other regions; {majority} of {n} regions sit near it, this one is {side} the majority",
                     n - 1
                 ),
             );
@@ -461,7 +460,7 @@ fn uniform_listings(offerings: &[Offering], out: &mut Vec<Anomaly>) {
             continue;
         }
         let reason = format!(
-            "{provider} lists all {} instance types in all {} regions, each at one price: availability by region is not known",
+            "all {} instance types listed in all {} {provider} regions at one price each: availability by region unknown",
             types.len(),
             regions.len()
         );
@@ -773,7 +772,9 @@ mod tests {
             .map(|a| a.region.as_str())
             .collect();
         assert_eq!(flagged, vec!["e", "f"]);
-        assert!(ix.of("gcp", "a3", "e")[0].reason.contains("(below)"));
+        assert!(ix.of("gcp", "a3", "e")[0]
+            .reason
+            .contains("below the majority"));
     }
 
     #[test]

@@ -97,7 +97,7 @@ fn the_gcp_a3_high_majority_price_is_not_the_outlier() {
         })
         .expect("us-central1 flagged");
     assert_eq!(a.affects, PriceUse::OnDemand);
-    assert!(a.reason.contains("(below)"), "{}", a.reason);
+    assert!(a.reason.contains("below the majority"), "{}", a.reason);
 }
 
 #[test]
