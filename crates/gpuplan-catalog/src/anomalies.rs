@@ -397,13 +397,13 @@ fn region_outliers(offerings: &[Offering], out: &mut Vec<Anomaly>) {
                 .collect();
             let Some(m) = median(others) else { continue };
             let ratio = p / m;
-            if ratio >= REGION_LOW_SHARE && ratio <= REGION_HIGH_FACTOR {
+            if (REGION_LOW_SHARE..=REGION_HIGH_FACTOR).contains(&ratio) {
                 continue;
             }
             // The majority side: regions priced within the band of this median.
             let majority = prices
                 .values()
-                .filter(|&&q| q / m >= REGION_LOW_SHARE && q / m <= REGION_HIGH_FACTOR)
+                .filter(|&&q| (REGION_LOW_SHARE..=REGION_HIGH_FACTOR).contains(&(q / m)))
                 .count();
             let side = if ratio < REGION_LOW_SHARE {
                 "below"
