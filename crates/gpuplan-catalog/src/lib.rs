@@ -9,6 +9,14 @@
 //! assert_eq!(h100.name, "H100-SXM-80GB");
 //! let model = catalog.model("meta-llama/Llama-3.1-70B").unwrap();
 //! assert_eq!(model.id, "llama-3.1-70b");
+//! // Rows whose price or shape looks wrong are flagged when the catalog is built, never dropped.
+//! let p5 = catalog
+//!     .offerings()
+//!     .iter()
+//!     .find(|o| o.instance_type == "p5.48xlarge" && o.region == "us-east-1")
+//!     .unwrap();
+//! assert!(catalog.offering_anomalies(p5).is_empty());
+//! assert!(!catalog.anomalies().is_empty());
 //! ```
 
 mod anomalies;
