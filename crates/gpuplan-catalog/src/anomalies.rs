@@ -549,7 +549,7 @@ pub(crate) fn form_in_name(name: &str) -> (bool, bool) {
     (lower.contains("pcie") || nvl, lower.contains("sxm"))
 }
 
-/// Whether a spec is an SXM (or HGX superchip-less SXM) part.
+/// Whether a spec is an SXM module (form factor `SXM`, `SXM4`, `SXM5` …).
 pub(crate) fn spec_is_sxm(g: &GpuSpec) -> bool {
     g.form_factor.to_ascii_lowercase().starts_with("sxm")
 }
