@@ -1,6 +1,7 @@
 //! The assembled catalog: embedded tables, user overrides, alias resolution,
 //! validation and lookups with suggestions.
 
+use crate::anomalies::{Anomaly, AnomalyIndex};
 use crate::error::{CatalogError, CatalogErrorKind, Result};
 use crate::gpu::{parse_gpus, GpuSpec};
 use crate::mig::{parse_mig_profiles, MigProfile};
@@ -266,7 +267,9 @@ impl CatalogBuilder {
                 missing_regions.join(", ")
             ));
         }
+        let anomalies = AnomalyIndex::build(&offerings, &self.gpus);
         Ok(Catalog {
+            anomalies,
             gpus: self.gpus,
             gpu_index,
             mig: self.mig,
@@ -294,6 +297,7 @@ pub struct Catalog {
     models: Vec<ModelArch>,
     model_index: HashMap<String, usize>,
     warnings: Vec<String>,
+    anomalies: AnomalyIndex,
 }
 
 /// Lowercase, with spaces and underscores as dashes: the lookup key of names.
@@ -375,6 +379,19 @@ impl Catalog {
     /// Warnings from loading (unresolved accelerators, regions without location).
     pub fn warnings(&self) -> &[String] {
         &self.warnings
+    }
+
+    /// Every price or offering anomaly found when the catalog was built (bundled rows and user
+    /// overrides alike), sorted by provider, instance type, region and kind. See
+    /// [`AnomalyKind`](crate::AnomalyKind) for what each check means.
+    pub fn anomalies(&self) -> &[Anomaly] {
+        self.anomalies.all()
+    }
+
+    /// The anomalies of one offering's (provider, instance type, region); empty when the row
+    /// looks sound. A hash lookup, cheap enough to call for every candidate of a plan.
+    pub fn offering_anomalies(&self, o: &Offering) -> Vec<&Anomaly> {
+        self.anomalies.of(&o.provider, &o.instance_type, &o.region)
     }
 
     /// Looks a GPU up by name or any alias, case-insensitively.

@@ -99,6 +99,15 @@ impl<'de> serde::Deserialize<'de> for Precision {
 }
 
 /// One accelerator model as its vendor specifies it.
+///
+/// **Tensor-rate convention.** Every tensor column (`tf32_tflops` … `fp4_tflops`) is the
+/// *dense* rate (sparse figures halved) at which a real inference GEMM runs: FP32 accumulate
+/// for TF32, BF16, FP16, FP8 and FP4, INT32 accumulate for INT8. GeForce cards run
+/// FP16-accumulate at twice their FP32-accumulate rate; that figure is never used, because
+/// inference engines (cuBLASLt, vLLM, TensorRT-LLM) accumulate in FP32. Hence on GeForce
+/// parts INT8 is twice FP8 and four times BF16 (RTX 4090: BF16 165.2, FP8 330.3, INT8 660.6),
+/// while on data-centre and professional parts INT8 equals FP8. `tests/spec_guards.rs`
+/// checks the ratios between the columns of every row; `data/SOURCES.md` documents each column.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct GpuSpec {
     /// Canonical name, e.g. `H100-SXM-80GB`.
@@ -113,17 +122,17 @@ pub struct GpuSpec {
     pub memory_bandwidth_gbps: f64,
     /// Vector FP32, TFLOP/s.
     pub fp32_tflops: Option<f64>,
-    /// Dense TF32 tensor, TFLOP/s.
+    /// Dense TF32 tensor (FP32 accumulate), TFLOP/s.
     pub tf32_tflops: Option<f64>,
-    /// Dense BF16 tensor, TFLOP/s.
+    /// Dense BF16 tensor with FP32 accumulate, TFLOP/s.
     pub bf16_tflops: Option<f64>,
-    /// Dense FP16 tensor, TFLOP/s.
+    /// Dense FP16 tensor with FP32 accumulate (never the GeForce FP16-accumulate rate), TFLOP/s.
     pub fp16_tflops: Option<f64>,
-    /// Dense FP8 tensor, TFLOP/s.
+    /// Dense FP8 tensor with FP32 accumulate (never the GeForce FP16-accumulate rate), TFLOP/s.
     pub fp8_tflops: Option<f64>,
-    /// Dense INT8 tensor, TOP/s.
+    /// Dense INT8 tensor (INT32 accumulate), TOP/s.
     pub int8_tops: Option<f64>,
-    /// Dense FP4 tensor, TFLOP/s.
+    /// Dense FP4 tensor (NVFP4/MXFP4 with block scales) with FP32 accumulate, TFLOP/s.
     pub fp4_tflops: Option<f64>,
     /// Total bidirectional scale-up bandwidth per GPU (NVLink, Infinity Fabric, ICI), GB/s; 0 = PCIe only.
     pub nvlink_gbps: f64,

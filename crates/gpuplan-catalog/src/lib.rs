@@ -9,8 +9,17 @@
 //! assert_eq!(h100.name, "H100-SXM-80GB");
 //! let model = catalog.model("meta-llama/Llama-3.1-70B").unwrap();
 //! assert_eq!(model.id, "llama-3.1-70b");
+//! // Rows whose price or shape looks wrong are flagged when the catalog is built, never dropped.
+//! let p5 = catalog
+//!     .offerings()
+//!     .iter()
+//!     .find(|o| o.instance_type == "p5.48xlarge" && o.region == "us-east-1")
+//!     .unwrap();
+//! assert!(catalog.offering_anomalies(p5).is_empty());
+//! assert!(!catalog.anomalies().is_empty());
 //! ```
 
+mod anomalies;
 mod benchmarks;
 mod catalog;
 mod error;
@@ -21,6 +30,10 @@ mod model;
 mod offering;
 mod table;
 
+pub use anomalies::{
+    Anomaly, AnomalyKind, PriceUse, GPU_HOUR_HIGH_FACTOR, GPU_HOUR_LOW_SHARE, MAX_HOST_GIB_PER_GPU,
+    MAX_VCPUS_PER_GPU, MIN_VCPUS_PER_GPU, REGION_HIGH_FACTOR, REGION_LOW_SHARE, SPOT_FLOOR_SHARE,
+};
 pub use benchmarks::{parse_benchmarks, BenchmarkKind, BenchmarkRow, BUNDLED_BENCHMARKS_DEV};
 pub use catalog::{Catalog, CatalogBuilder, TableKind};
 pub use error::{CatalogError, CatalogErrorKind, Result};

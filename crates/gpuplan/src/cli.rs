@@ -1,7 +1,13 @@
 //! Command-line definitions (clap derive); the doc comments are the help text.
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use gpuplan_catalog::AnomalyKind;
 use std::path::PathBuf;
+
+/// Parses `--kind` (snake_case or kebab-case).
+fn parse_anomaly_kind(s: &str) -> Result<AnomalyKind, String> {
+    s.parse()
+}
 
 /// Plan cloud GPU deployments for AI workloads: which GPU, how many, split how,
 /// quantised how, where, and at what latency and cost.
@@ -56,6 +62,7 @@ pub enum Command {
     ///   gpuplan catalog offerings --gpu H100 --provider aws --region 'us-*'
     ///   gpuplan catalog offerings --unresolved
     ///   gpuplan catalog models --json
+    ///   gpuplan catalog anomalies --provider gcp --kind region_price_outlier
     #[command(verbatim_doc_comment)]
     Catalog(CatalogCmd),
     /// Does a model fit on a GPU? Per-GPU memory for inference or training.
@@ -196,6 +203,29 @@ pub enum CatalogTable {
         #[arg(long, default_value_t = 50)]
         limit: usize,
         /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Price and offering rows that look wrong, and why: spot at or above
+    /// on-demand, spot at a placeholder floor, per-GPU-hour or regional price
+    /// outliers, providers whose regional availability is unknown, implausible
+    /// instance shapes. Checked when the catalog loads, user files included.
+    ///
+    /// Examples:
+    ///   gpuplan catalog anomalies
+    ///   gpuplan catalog anomalies --provider runpod --kind spot_not_below_on_demand
+    ///   gpuplan catalog anomalies --json
+    #[command(verbatim_doc_comment)]
+    Anomalies {
+        /// Only this provider.
+        #[arg(long)]
+        provider: Option<String>,
+        /// Only this kind: spot_not_below_on_demand, spot_at_floor,
+        /// gpu_hour_price_outlier, region_price_outlier,
+        /// region_availability_unknown, instance_shape_implausible.
+        #[arg(long, value_parser = parse_anomaly_kind)]
+        kind: Option<AnomalyKind>,
+        /// Print JSON (full reasons) instead of a table.
         #[arg(long)]
         json: bool,
     },

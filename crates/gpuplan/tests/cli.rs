@@ -799,6 +799,103 @@ fn skypilot_vms_replaces_a_providers_offerings_and_catalog_dir_overrides() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
+#[test]
+fn catalog_anomalies_table_json_filters_and_user_files() {
+    let out = gpuplan(&["catalog", "anomalies"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    for line in out.stdout.lines() {
+        assert!(
+            line.chars().count() <= 120,
+            "wider than 120 columns: {line}"
+        );
+    }
+    let last = out.stdout.lines().last().unwrap_or("");
+    // "N rows flagged (X on-demand, Y spot) across M offerings; ..."
+    let numbers: Vec<usize> = last
+        .split(|c: char| !c.is_ascii_digit())
+        .filter_map(|t| t.parse().ok())
+        .collect();
+    assert!(
+        last.contains("rows flagged (")
+            && last.contains(" on-demand, ")
+            && last.contains(" spot) across "),
+        "{last}"
+    );
+    let (rows, on_demand, spot, offerings) = (numbers[0], numbers[1], numbers[2], numbers[3]);
+    assert!(rows > 0 && offerings > 0 && offerings <= rows, "{last}");
+    assert!(
+        on_demand <= rows && spot <= rows && on_demand + spot >= rows,
+        "{last}"
+    );
+    assert!(
+        out.stdout.contains("…"),
+        "long reasons are cut in the table"
+    );
+
+    let all = json(&gpuplan(&["catalog", "anomalies", "--json"]));
+    assert_eq!(
+        all.as_array().map(Vec::len),
+        Some(rows),
+        "table and JSON count the same rows"
+    );
+
+    let out = gpuplan(&[
+        "catalog",
+        "anomalies",
+        "--provider",
+        "RunPod",
+        "--kind",
+        "spot_not_below_on_demand",
+        "--json",
+    ]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let v = json(&out);
+    let list = v.as_array().unwrap();
+    assert!(!list.is_empty());
+    for a in list {
+        assert_eq!(a["provider"], "runpod");
+        assert_eq!(a["kind"], "spot_not_below_on_demand");
+        assert_eq!(a["affects"], "spot");
+        assert!(a["reason"].as_str().unwrap().contains('≥'), "{a}");
+    }
+    assert!(list.iter().any(|a| a["instance_type"] == "1x_L40S_SECURE"));
+
+    let out = gpuplan(&["catalog", "anomalies", "--kind", "cheap"]);
+    assert_eq!(out.code, 2);
+    assert!(out.stderr.contains("spot_at_floor"), "{}", out.stderr);
+    let out = gpuplan(&["catalog", "anomalies", "--provider", "nobody"]);
+    assert_eq!(out.code, 2);
+    assert!(out.stderr.contains("--provider"), "{}", out.stderr);
+
+    // A user offerings file is checked like the bundled one.
+    let dir = std::env::temp_dir().join(format!("gpuplan-anomaly-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("offerings.csv");
+    std::fs::write(
+        &file,
+        "provider,instance_type,accelerator,accelerator_count,vcpus,memory_gib,region,price_per_hour,spot_price_per_hour\n\
+         myco,box-8x,H100,8,96,1024,eu-1,20,2\n",
+    )
+    .unwrap();
+    let out = gpuplan(&[
+        "catalog",
+        "anomalies",
+        "--provider",
+        "myco",
+        "--json",
+        "--offerings",
+        file.to_str().unwrap(),
+    ]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let v = json(&out);
+    assert_eq!(v[0]["kind"], "spot_at_floor", "{v}");
+    assert_eq!(
+        v[0]["reason"],
+        "spot $2.00/h is 10.0 % of on-demand $20.00/h (≤ 12 %: a floor or placeholder value)"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 /// Human output, snapshotted: a change to a table or a derivation shows up in review.
 #[test]
 fn human_output_snapshots() {

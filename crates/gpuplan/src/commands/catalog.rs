@@ -1,9 +1,9 @@
-//! `gpuplan catalog gpus|offerings|models`.
+//! `gpuplan catalog gpus|offerings|anomalies|models`.
 
 use super::{opt, print_json, table};
 use crate::cli::{CatalogCmd, CatalogTable};
 use crate::error::{CliError, CliResult};
-use gpuplan_catalog::Catalog;
+use gpuplan_catalog::{Anomaly, AnomalyKind, Catalog};
 use serde::Serialize;
 
 pub fn run(catalog: &Catalog, cmd: CatalogCmd) -> CliResult {
@@ -25,8 +25,107 @@ pub fn run(catalog: &Catalog, cmd: CatalogCmd) -> CliResult {
             }
             offerings(catalog, gpu, provider, region, limit, json)
         }
+        CatalogTable::Anomalies {
+            provider,
+            kind,
+            json,
+        } => anomalies(catalog, provider, kind, json),
         CatalogTable::Models { json } => models(catalog, json),
     }
+}
+
+/// The widest table `catalog anomalies` prints, in terminal columns.
+const ANOMALY_TABLE_WIDTH: usize = 120;
+
+/// Longest instance type and region shown in the anomaly table (longer ones end in `…`),
+/// so the reason keeps most of the width.
+const ANOMALY_INSTANCE_WIDTH: usize = 26;
+const ANOMALY_REGION_WIDTH: usize = 16;
+
+/// `text` cut to `width` characters, ending in `…` when cut.
+fn truncate(text: &str, width: usize) -> String {
+    if text.chars().count() <= width {
+        return text.to_string();
+    }
+    let mut out: String = text.chars().take(width.saturating_sub(1)).collect();
+    out.push('…');
+    out
+}
+
+fn anomalies(
+    catalog: &Catalog,
+    provider: Option<String>,
+    kind: Option<AnomalyKind>,
+    json: bool,
+) -> CliResult {
+    let provider = provider.map(|p| p.to_ascii_lowercase());
+    if let Some(p) = &provider {
+        if !catalog.providers().contains(p) {
+            return Err(CliError::bad(format!(
+                "--provider: unknown provider `{p}`; expected one of {}",
+                catalog.providers().join(", ")
+            )));
+        }
+    }
+    let rows: Vec<&Anomaly> = catalog
+        .anomalies()
+        .iter()
+        .filter(|a| provider.as_ref().is_none_or(|p| &a.provider == p))
+        .filter(|a| kind.is_none_or(|k| a.kind == k))
+        .collect();
+    if json {
+        return print_json(&rows);
+    }
+    let kind_width = rows
+        .iter()
+        .map(|a| a.kind.as_str().len())
+        .max()
+        .unwrap_or(4);
+    let provider_width = rows.iter().map(|a| a.provider.len()).max().unwrap_or(8);
+    let instance_width = rows
+        .iter()
+        .map(|a| a.instance_type.chars().count())
+        .max()
+        .unwrap_or(8)
+        .clamp(8, ANOMALY_INSTANCE_WIDTH);
+    let region_width = rows
+        .iter()
+        .map(|a| a.region.chars().count())
+        .max()
+        .unwrap_or(6)
+        .clamp(6, ANOMALY_REGION_WIDTH);
+    // Five columns: one border per side plus " │ " between cells = 3 × 5 + 1.
+    let used = kind_width + provider_width.max(8) + instance_width + region_width + 16;
+    let reason_width = ANOMALY_TABLE_WIDTH.saturating_sub(used).max(20);
+    let mut t = table(&["kind", "provider", "instance", "region", "reason"]);
+    for a in &rows {
+        t.add_row(vec![
+            a.kind.as_str().to_string(),
+            a.provider.clone(),
+            truncate(&a.instance_type, instance_width),
+            truncate(&a.region, region_width),
+            truncate(&a.reason, reason_width),
+        ]);
+    }
+    println!("{t}");
+    let on_demand = rows.iter().filter(|a| a.affects.on_demand()).count();
+    let spot = rows.iter().filter(|a| a.affects.spot()).count();
+    let offerings: std::collections::BTreeSet<(&str, &str, &str)> = rows
+        .iter()
+        .map(|a| {
+            (
+                a.provider.as_str(),
+                a.instance_type.as_str(),
+                a.region.as_str(),
+            )
+        })
+        .collect();
+    println!(
+        "{} rows flagged ({on_demand} on-demand, {spot} spot) across {} offerings; --json gives the full reasons.",
+        rows.len(),
+        offerings.len()
+    );
+    Ok(())
 }
 
 fn gpus(catalog: &Catalog, filter: Option<String>, json: bool) -> CliResult {
