@@ -287,11 +287,14 @@ fn spot_checks(offerings: &[Offering], out: &mut Vec<Anomaly>) {
             continue;
         };
         if spot >= od {
+            // One of the two is wrong and the row cannot tell which (RunPod
+            // L40S: on-demand $0.43 where public pages give ~$0.79–0.86), so
+            // both prices are suspect.
             out.push(anomaly(
                 o,
                 AnomalyKind::SpotNotBelowOnDemand,
-                PriceUse::Spot,
-                format!("spot ${spot:.2}/h ≥ on-demand ${od:.2}/h"),
+                PriceUse::Both,
+                format!("spot ${spot:.2}/h ≥ on-demand ${od:.2}/h: one of the two is wrong"),
             ));
         } else if spot <= SPOT_FLOOR_SHARE * od {
             out.push(anomaly(
@@ -714,8 +717,11 @@ mod tests {
         let a = ix.of("x", "a", "r1");
         assert_eq!(a.len(), 1);
         assert_eq!(a[0].kind, AnomalyKind::SpotNotBelowOnDemand);
-        assert_eq!(a[0].reason, "spot $0.86/h ≥ on-demand $0.43/h");
-        assert_eq!(a[0].affects, PriceUse::Spot);
+        assert_eq!(
+            a[0].reason,
+            "spot $0.86/h ≥ on-demand $0.43/h: one of the two is wrong"
+        );
+        assert_eq!(a[0].affects, PriceUse::Both);
         assert_eq!(kinds(&ix, &floor), vec![AnomalyKind::SpotAtFloor]);
         assert!(ix.of("x", "b", "r1")[0].reason.contains("10.0 %"));
         assert!(kinds(&ix, &fine).is_empty());

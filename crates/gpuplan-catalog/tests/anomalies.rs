@@ -149,5 +149,8 @@ fn user_offerings_are_checked_too() {
         .find(|a| a.provider == "myco")
         .expect("flagged")
         .reason;
-    assert_eq!(reason, "spot $25.00/h ≥ on-demand $20.00/h");
+    assert_eq!(
+        reason,
+        "spot $25.00/h ≥ on-demand $20.00/h: one of the two is wrong"
+    );
 }

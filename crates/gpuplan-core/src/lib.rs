@@ -45,8 +45,8 @@ pub use memory::{
 };
 pub use perf::{roofline, Bound, Deployment, IterationCost, IterationWork};
 pub use plan::{
-    plan, Derivation, Plan, PlanOptions, PlanReport, RejectReason, Rejection, BATCH_CAPS,
-    MAX_REPLICAS,
+    plan, Derivation, Plan, PlanOptions, PlanReport, PriceFlag, RejectReason, Rejection,
+    BATCH_CAPS, MAX_REPLICAS,
 };
 pub use queueing::{erlang_c, mean_wait_s, wait_quantile_s};
 pub use serving::{
@@ -63,6 +63,6 @@ pub use validate::{
     validate, ErrorSummary, Prediction, ValidationReport, ValidationRow, ValidationSummary,
 };
 pub use workload::{
-    default_kv_precision, Constraints, InferenceWorkload, Pricing, RawWorkload, Slo, TokenStats,
-    DEFAULT_SPOT_PREEMPTIONS_PER_HOUR, DEFAULT_SPOT_REPLACEMENT_MINUTES, GEO_CODES,
+    default_kv_precision, Constraints, InferenceWorkload, PriceTrust, Pricing, RawWorkload, Slo,
+    TokenStats, DEFAULT_SPOT_PREEMPTIONS_PER_HOUR, DEFAULT_SPOT_REPLACEMENT_MINUTES, GEO_CODES,
 };

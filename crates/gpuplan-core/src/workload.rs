@@ -149,6 +149,21 @@ pub struct RawPricing {
     pub spot_preemptions_per_hour: Option<f64>,
     /// Minutes to replace a preempted instance and load the model (default 10).
     pub spot_replacement_minutes: Option<f64>,
+    /// `"flag"` (default): plans may use prices the catalog flags as
+    /// suspicious, marked as such; `"strict"`: such prices are excluded.
+    pub trust: Option<PriceTrust>,
+}
+
+/// How plans treat prices the catalog flags as suspicious
+/// (`gpuplan catalog anomalies`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PriceTrust {
+    /// Use them, and mark every plan that does.
+    #[default]
+    Flag,
+    /// Exclude them.
+    Strict,
 }
 
 /// `[engine]`.
@@ -224,6 +239,8 @@ pub struct Pricing {
     pub spot_preemptions_per_hour: f64,
     /// Hours to replace a preempted instance.
     pub spot_replacement_hours: f64,
+    /// Whether flagged prices may be used.
+    pub trust: PriceTrust,
 }
 
 /// A validated inference workload.
@@ -679,6 +696,7 @@ impl RawWorkload {
                 discounts,
                 spot_preemptions_per_hour: preemptions,
                 spot_replacement_hours: replacement_minutes / 60.0,
+                trust: self.pricing.trust.unwrap_or_default(),
             },
             memory_utilization,
             max_batched_tokens,

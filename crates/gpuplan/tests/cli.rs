@@ -855,7 +855,7 @@ fn catalog_anomalies_table_json_filters_and_user_files() {
     for a in list {
         assert_eq!(a["provider"], "runpod");
         assert_eq!(a["kind"], "spot_not_below_on_demand");
-        assert_eq!(a["affects"], "spot");
+        assert_eq!(a["affects"], "both");
         assert!(a["reason"].as_str().unwrap().contains('≥'), "{a}");
     }
     assert!(list.iter().any(|a| a["instance_type"] == "1x_L40S_SECURE"));
@@ -1031,4 +1031,53 @@ fn explain_on_an_infeasible_workload_exits_1_with_reasons() {
     assert_eq!(out.code, 1, "{}", out.stderr);
     assert!(out.stdout.contains("No feasible plan"), "{}", out.stdout);
     assert!(out.stdout.contains("slo.tpot_ms_p99"), "{}", out.stdout);
+}
+
+/// Issue 8: a plan on a flagged price says so (table marker, JSON, explain),
+/// and `[pricing] trust = "strict"` excludes flagged prices.
+#[test]
+fn flagged_prices_are_marked_and_strict_trust_excludes_them() {
+    let flagged = json(&gpuplan(&["plan", "examples/eu-residency.toml", "--json"]));
+    let plans = flagged["plans"].as_array().unwrap();
+    let with_flags: Vec<_> = plans
+        .iter()
+        .filter(|p| !p["price_flags"].as_array().unwrap().is_empty())
+        .collect();
+    assert!(
+        !with_flags.is_empty(),
+        "RunPod L40S (spot ≥ on-demand) is flagged"
+    );
+    assert!(with_flags[0]["price_flags"][0]["reason"]
+        .as_str()
+        .unwrap()
+        .contains("on-demand"));
+    let human = gpuplan(&["plan", "examples/eu-residency.toml"]);
+    assert!(human.stdout.contains("? price flagged"), "{}", human.stdout);
+
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../examples/eu-residency.toml"
+    ))
+    .unwrap();
+    let dir = std::env::temp_dir().join(format!("gpuplan-strict-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("strict.toml");
+    let strict_text = if text.contains("[pricing]") {
+        text.replace("[pricing]", "[pricing]\ntrust = \"strict\"")
+    } else {
+        format!("{text}\n[pricing]\ntrust = \"strict\"\n")
+    };
+    std::fs::write(&file, strict_text).unwrap();
+    let strict = json(&gpuplan(&["plan", file.to_str().unwrap(), "--json"]));
+    let strict_plans = strict["plans"].as_array().unwrap();
+    assert!(!strict_plans.is_empty());
+    for p in strict_plans {
+        assert!(p["price_flags"].as_array().unwrap().is_empty(), "{p}");
+    }
+    assert!(
+        strict["rejected"]["untrusted_price"]["count"]
+            .as_u64()
+            .unwrap()
+            > 0
+    );
 }

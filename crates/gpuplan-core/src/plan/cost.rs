@@ -216,6 +216,7 @@ fn assemble(
         headroom: 1.0 - utilization,
         price_source: o.source_snapshot.clone(),
         price_date: o.snapshot_date().map(str::to_string),
+        price_flags: Vec::new(),
         calibrated: choice.dep.calibrated_family,
         derivation: Derivation {
             memory: choice.memory.per_gpu,

@@ -22,10 +22,10 @@ mod report;
 pub use capacity::BATCH_CAPS;
 pub use cost::MAX_REPLICAS;
 pub use rejections::{RejectReason, Rejection};
-pub use report::{Derivation, Plan, PlanOptions, PlanReport};
+pub use report::{Derivation, Plan, PlanOptions, PlanReport, PriceFlag};
 
 use crate::calibration::Calibration;
-use crate::workload::InferenceWorkload;
+use crate::workload::{InferenceWorkload, PriceTrust};
 use candidates::{passing_offerings, Candidate, ReplicaKey};
 use capacity::{evaluate_replica, CapacityContext, ReplicaOutcome, ReplicaRejection};
 use cost::{price_plan, Purchase};
@@ -152,6 +152,25 @@ fn price_options(w: &InferenceWorkload, cand: &Candidate<'_>) -> Vec<(bool, f64)
     out
 }
 
+/// What the catalog flags about the price a plan would pay (spot or on-demand).
+fn price_flags(catalog: &Catalog, cand: &Candidate<'_>, spot: bool) -> Vec<PriceFlag> {
+    catalog
+        .offering_anomalies(cand.offering)
+        .into_iter()
+        .filter(|a| {
+            if spot {
+                a.affects.spot()
+            } else {
+                a.affects.on_demand()
+            }
+        })
+        .map(|a| PriceFlag {
+            kind: a.kind,
+            reason: a.reason.clone(),
+        })
+        .collect()
+}
+
 /// Prices every offering × precision × layout whose replica is feasible;
 /// returns the plans within budget and the candidates evaluated.
 fn price_candidates(
@@ -182,6 +201,17 @@ fn price_candidates(
                     Ok(choice) => choice,
                 };
                 for (spot, list_price) in price_options(w, cand) {
+                    let flags = price_flags(catalog, cand, spot);
+                    if w.pricing.trust == PriceTrust::Strict && !flags.is_empty() {
+                        let o = cand.offering;
+                        rejected.add(RejectReason::UntrustedPrice, 1, None, || {
+                            format!(
+                                "{} {} ({}): {}",
+                                o.provider, o.instance_type, o.region, flags[0].reason
+                            )
+                        });
+                        continue;
+                    }
                     let buy = Purchase {
                         candidate: cand,
                         layout,
@@ -190,7 +220,8 @@ fn price_candidates(
                         spot,
                         list_price,
                     };
-                    if let Some(p) = price_within_budget(catalog, cx, &buy, rejected) {
+                    if let Some(mut p) = price_within_budget(catalog, cx, &buy, rejected) {
+                        p.price_flags = flags;
                         plans.push(p);
                     }
                 }

@@ -4,7 +4,7 @@
 use super::rejections::{RejectReason, Rejection};
 use crate::memory::MemoryBreakdown;
 use crate::perf::Bound;
-use gpuplan_catalog::Precision;
+use gpuplan_catalog::{AnomalyKind, Precision};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -53,6 +53,15 @@ pub struct Derivation {
     pub spot_preemptions_per_hour: Option<f64>,
     /// Spot: expected share of capacity lost to replacements.
     pub spot_capacity_loss: Option<f64>,
+}
+
+/// Why the price a plan pays looks wrong (`gpuplan catalog anomalies`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PriceFlag {
+    /// What kind of anomaly.
+    pub kind: AnomalyKind,
+    /// One sentence with the numbers.
+    pub reason: String,
 }
 
 /// One ranked deployment plan.
@@ -120,6 +129,10 @@ pub struct Plan {
     pub price_source: String,
     /// Date of the price (YYYY-MM-DD), if the source gives one.
     pub price_date: Option<String>,
+    /// Why the price this plan pays (on-demand or spot) looks suspicious;
+    /// empty when the catalog flags nothing. `pricing.trust = "strict"`
+    /// excludes flagged prices.
+    pub price_flags: Vec<PriceFlag>,
     /// Whether the GPU family has calibrated efficiency factors.
     pub calibrated: bool,
     /// The derivation, for `--explain`.

@@ -151,7 +151,7 @@ fn plans_table(plans: &[Plan], wide: bool) -> comfy_table::Table {
             format!("{}/{}", p.tp, p.pp),
             p.precision.to_string(),
             format!("{}/{}{idle}", p.replicas, p.instances),
-            format!("{:.2}", p.usd_per_hour),
+            price_cell(p),
             format!("{:.0}", p.ttft_ms_p99),
             format!("{:.1}", p.tpot_ms_p99),
             format!("{:.0}%", p.utilization * 100.0),
@@ -189,7 +189,7 @@ fn wide_plans_table(plans: &[Plan]) -> comfy_table::Table {
             format!("{}/{}", p.tp, p.pp),
             p.precision.to_string(),
             replicas_cell(p),
-            format!("{:.2}", p.usd_per_hour),
+            price_cell(p),
             format!("{:.3}", p.usd_per_million_output_tokens),
             format!("{:.0} ms", p.ttft_ms_p99),
             format!("{:.1} ms", p.tpot_ms_p99),
@@ -198,6 +198,19 @@ fn wide_plans_table(plans: &[Plan]) -> comfy_table::Table {
         ]);
     }
     t
+}
+
+/// $/hour; `?` marks a price the catalog flags as suspicious.
+fn price_cell(p: &Plan) -> String {
+    let mark = if p.price_flags.is_empty() { "" } else { "?" };
+    format!("{:.2}{mark}", p.usd_per_hour)
+}
+
+/// The footnote for flagged prices, when a shown plan uses one.
+fn price_flag_footnote(plans: &[Plan]) {
+    if plans.iter().any(|p| !p.price_flags.is_empty()) {
+        println!("? price flagged by the catalog's checks (`--explain N` says why); [pricing] trust = \"strict\" excludes them.");
+    }
 }
 
 /// The footnotes that explain the compact table's markers and units.
@@ -217,9 +230,12 @@ fn compact_footnotes(plans: &[Plan]) {
         } else {
             String::new()
         };
-        println!(
-            "Prices read {old} to {new}{undated}; `--wide` shows each plan's date and $/1M tokens."
-        );
+        let span = if old == new {
+            old.to_string()
+        } else {
+            format!("{old} to {new}")
+        };
+        println!("Prices read {span}{undated}; `--wide` shows each plan's date and $/1M tokens.");
     }
 }
 
@@ -236,6 +252,7 @@ fn print_report(w: &InferenceWorkload, r: &PlanReport, seconds: f64, wide: bool)
         } else {
             compact_footnotes(&r.plans);
         }
+        price_flag_footnote(&r.plans);
         println!("`--explain N` shows the derivation and the vLLM command of plan N.");
         if r.plans.iter().any(|p| p.spot) {
             println!(
@@ -376,6 +393,9 @@ fn explain(w: &InferenceWorkload, p: &Plan) {
         p.usd_per_million_output_tokens_at_mean,
         w.mean_requests_per_s
     );
+    for flag in &p.price_flags {
+        println!("  price flagged ({}): {}", flag.kind, flag.reason);
+    }
     println!(
         "  price: {} ({})",
         p.price_source,

@@ -82,8 +82,14 @@ fn describe_plan(p: &Plan) -> String {
         (1, pp) => format!(", PP{pp}"),
         (tp, pp) => format!(", TP{tp} PP{pp}"),
     };
+    let flagged = if p.price_flags.is_empty() {
+        String::new()
+    } else {
+        let kinds: Vec<String> = p.price_flags.iter().map(|f| f.kind.to_string()).collect();
+        format!(" (price flagged: {})", kinds.join(", "))
+    };
     format!(
-        "{} × {}{} ({}{layout}) on {} `{}`{} {}: ${:.2}/h",
+        "{} × {}{} ({}{layout}) on {} `{}`{} {}: ${:.2}/h{flagged}",
         p.replicas,
         if p.gpus_per_replica > 1 {
             format!("{} ", p.gpus_per_replica)
