@@ -154,11 +154,9 @@ impl CatalogBuilder {
             }
             TableKind::Checkpoints => {
                 for c in parse_checkpoints(file, text)? {
-                    // A user row replaces the bundled one of the same model, variant and precision.
+                    // A user row replaces the bundled one of the same model, variant and format.
                     self.checkpoints.retain(|(x, _)| {
-                        !(x.model == c.model
-                            && x.variant == c.variant
-                            && x.precision == c.precision)
+                        !(x.model == c.model && x.variant == c.variant && x.format == c.format)
                     });
                     self.checkpoints.push((c, file.to_string()));
                 }
@@ -409,17 +407,32 @@ impl Catalog {
         &self.checkpoints
     }
 
-    /// The published checkpoint of a model's release at a weight precision, if any.
-    /// `model_id` is the catalog id (`ModelArch::id`).
+    /// The preferred published checkpoint of a model's release at a weight
+    /// precision (the first in file order), if any. `model_id` is the catalog id
+    /// (`ModelArch::id`).
     pub fn checkpoint(
         &self,
         model_id: &str,
         variant: Variant,
         precision: Precision,
     ) -> Option<&Checkpoint> {
+        self.checkpoints_of(model_id, variant, precision)
+            .into_iter()
+            .next()
+    }
+
+    /// Every published checkpoint of a model's release at a weight precision,
+    /// preferred first (INT4: AWQ, then GPTQ where both are published).
+    pub fn checkpoints_of(
+        &self,
+        model_id: &str,
+        variant: Variant,
+        precision: Precision,
+    ) -> Vec<&Checkpoint> {
         self.checkpoints
             .iter()
-            .find(|c| c.model == model_id && c.variant == variant && c.precision == precision)
+            .filter(|c| c.model == model_id && c.variant == variant && c.precision == precision)
+            .collect()
     }
 
     /// Warnings from loading (unresolved accelerators, regions without location).

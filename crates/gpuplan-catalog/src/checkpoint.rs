@@ -198,7 +198,9 @@ pub(crate) fn parse_checkpoints(file: &str, text: &str) -> Result<Vec<Checkpoint
                 "a Hugging Face repo id `owner/name`",
             )));
         }
-        keys.check(&row, "model", &format!("{model}/{variant}/{precision}"))?;
+        // One repo per model, release and format; a precision may have several
+        // formats (AWQ and GPTQ INT4), preferred in file order.
+        keys.check(&row, "model", &format!("{model}/{variant}/{format}"))?;
         out.push(Checkpoint {
             model,
             variant,
@@ -265,6 +267,12 @@ mod tests {
             .to_string();
         assert!(err.contains("line 3"), "{err}");
         assert!(err.contains("first defined on line 2"), "{err}");
+    }
+
+    #[test]
+    fn allows_two_formats_of_one_precision() {
+        let c = parse("m,instruct,int4,a/b-AWQ,awq,t\nm,instruct,int4,a/b-GPTQ,gptq,t\n").unwrap();
+        assert_eq!(c.len(), 2);
     }
 
     #[test]

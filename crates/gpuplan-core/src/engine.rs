@@ -365,7 +365,15 @@ pub fn serving_choice(
         } else {
             precision
         };
-        match catalog.checkpoint(&model.id, variant, stored) {
+        let candidates = catalog.checkpoints_of(&model.id, variant, stored);
+        // The preferred checkpoint whose kernel runs on this GPU (INT4: AWQ,
+        // else GPTQ, which Volta runs); else the preferred one, whose kernel
+        // error explains the rejection below.
+        let pick = candidates
+            .iter()
+            .find(|c| kernel_for(model, gpu, c.format, precision).is_ok())
+            .or(candidates.first());
+        match pick {
             Some(c) => (c.repo.clone(), c.format, false),
             None => {
                 let bf16 = catalog.checkpoint(&model.id, variant, Precision::Bf16);
@@ -539,10 +547,19 @@ mod tests {
             kernel_for(&m, v100, CheckpointFormat::Gptq, Precision::Int4),
             Ok(WeightKernel::GptqW4A16)
         );
-        // The published INT4 checkpoint of Llama 3.1 8B is AWQ: not servable on Volta.
+        // Llama 3.1 8B has AWQ and GPTQ checkpoints: Volta gets the GPTQ one.
+        let c = serving_choice(catalog(), &m, Variant::Instruct, v100, Precision::Int4).unwrap();
+        assert_eq!(
+            c.repo,
+            "hugging-quants/Meta-Llama-3.1-8B-Instruct-GPTQ-INT4"
+        );
+        assert_eq!(c.kernel, WeightKernel::GptqW4A16);
+        // Qwen2.5 7B publishes AWQ only: not servable at INT4 on Volta.
+        let qwen = model("qwen2.5-7b");
         let err =
-            serving_choice(catalog(), &m, Variant::Instruct, v100, Precision::Int4).unwrap_err();
+            serving_choice(catalog(), &qwen, Variant::Instruct, v100, Precision::Int4).unwrap_err();
         assert!(err.contains("AWQ"), "{err}");
+        assert!(err.contains("V100-SXM2-16GB"), "{err}");
     }
 
     #[test]

@@ -110,8 +110,8 @@ fn a_servable_choice_has_a_deployment() {
     // Every (GPU, precision) that serving_choice accepts and whose kernel has a
     // published rate is also accepted by Deployment::new: estimate, fit and plan
     // never disagree in that direction. (The other direction is checkpoint
-    // availability: Deployment::new on Volta INT4 assumes GPTQ, which Llama 3.1
-    // 8B does not publish.)
+    // availability: Deployment::new on Volta INT4 assumes a GPTQ checkpoint,
+    // which Qwen2.5 7B does not publish.)
     let catalog = Catalog::embedded().unwrap();
     let model = catalog.model("llama-3.1-8b").unwrap();
     let cal = Calibration::bundled();
