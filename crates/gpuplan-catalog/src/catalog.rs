@@ -2,8 +2,9 @@
 //! validation and lookups with suggestions.
 
 use crate::anomalies::{Anomaly, AnomalyIndex};
+use crate::checkpoint::{parse_checkpoints, Checkpoint, Variant};
 use crate::error::{CatalogError, CatalogErrorKind, Result};
-use crate::gpu::{parse_gpus, GpuSpec};
+use crate::gpu::{parse_gpus, GpuSpec, Precision};
 use crate::mig::{parse_mig_profiles, MigProfile};
 use crate::model::{parse_models, parse_parametric_gpt, ModelArch};
 use crate::offering::{parse_offerings, parse_regions, Offering, Region};
@@ -25,17 +26,20 @@ pub enum TableKind {
     Regions,
     /// `models.csv`
     Models,
+    /// `checkpoints.csv`
+    Checkpoints,
 }
 
 impl TableKind {
     /// Every table, in load order.
-    pub const ALL: [TableKind; 6] = [
+    pub const ALL: [TableKind; 7] = [
         TableKind::Gpus,
         TableKind::GpuAliases,
         TableKind::MigProfiles,
         TableKind::Offerings,
         TableKind::Regions,
         TableKind::Models,
+        TableKind::Checkpoints,
     ];
 
     /// The file name of the table.
@@ -47,6 +51,7 @@ impl TableKind {
             TableKind::Offerings => "cloud_offerings.csv",
             TableKind::Regions => "regions.csv",
             TableKind::Models => "models.csv",
+            TableKind::Checkpoints => "checkpoints.csv",
         }
     }
 
@@ -58,6 +63,7 @@ impl TableKind {
             TableKind::Offerings => include_str!("../../../data/cloud_offerings.csv"),
             TableKind::Regions => include_str!("../../../data/regions.csv"),
             TableKind::Models => include_str!("../../../data/models.csv"),
+            TableKind::Checkpoints => include_str!("../../../data/checkpoints.csv"),
         }
     }
 }
@@ -71,6 +77,8 @@ pub struct CatalogBuilder {
     offerings: Vec<Offering>,
     regions: Vec<Region>,
     models: Vec<ModelArch>,
+    /// Checkpoints with the file and line they came from (for errors at build time).
+    checkpoints: Vec<(Checkpoint, String)>,
 }
 
 impl CatalogBuilder {
@@ -143,6 +151,15 @@ impl CatalogBuilder {
                 for m in parse_models(file, text)? {
                     self.models.retain(|x| x.id != m.id);
                     self.models.push(m);
+                }
+            }
+            TableKind::Checkpoints => {
+                for c in parse_checkpoints(file, text)? {
+                    // A user row replaces the bundled one of the same model, variant and format.
+                    self.checkpoints.retain(|(x, _)| {
+                        !(x.model == c.model && x.variant == c.variant && x.format == c.format)
+                    });
+                    self.checkpoints.push((c, file.to_string()));
                 }
             }
         }
@@ -227,6 +244,17 @@ impl CatalogBuilder {
                 model_index.entry(normalize(key)).or_insert(i);
             }
         }
+        let mut checkpoints = Vec::with_capacity(self.checkpoints.len());
+        for (c, file) in self.checkpoints {
+            // Checkpoints name models by their catalog id, never by an alias.
+            if !self.models.iter().any(|m| m.id == c.model) {
+                let suggestions = suggest(&c.model, self.models.iter().map(|m| m.id.as_str()));
+                return Err(CatalogError::unknown("model", &c.model, suggestions)
+                    .in_file(file)
+                    .field("model"));
+            }
+            checkpoints.push(c);
+        }
         let mut region_index = HashMap::new();
         for (i, r) in self.regions.iter().enumerate() {
             region_index.insert((r.provider.clone(), r.region.clone()), i);
@@ -279,6 +307,7 @@ impl CatalogBuilder {
             region_index,
             models: self.models,
             model_index,
+            checkpoints,
             warnings,
         })
     }
@@ -296,6 +325,7 @@ pub struct Catalog {
     region_index: HashMap<(String, String), usize>,
     models: Vec<ModelArch>,
     model_index: HashMap<String, usize>,
+    checkpoints: Vec<Checkpoint>,
     warnings: Vec<String>,
     anomalies: AnomalyIndex,
 }
@@ -374,6 +404,39 @@ impl Catalog {
     /// Every bundled or user-supplied model.
     pub fn models(&self) -> &[ModelArch] {
         &self.models
+    }
+
+    /// Every published checkpoint (`checkpoints.csv`).
+    pub fn checkpoints(&self) -> &[Checkpoint] {
+        &self.checkpoints
+    }
+
+    /// The preferred published checkpoint of a model's release at a weight
+    /// precision (the first in file order), if any. `model_id` is the catalog id
+    /// (`ModelArch::id`).
+    pub fn checkpoint(
+        &self,
+        model_id: &str,
+        variant: Variant,
+        precision: Precision,
+    ) -> Option<&Checkpoint> {
+        self.checkpoints_of(model_id, variant, precision)
+            .into_iter()
+            .next()
+    }
+
+    /// Every published checkpoint of a model's release at a weight precision,
+    /// preferred first (INT4: AWQ, then GPTQ where both are published).
+    pub fn checkpoints_of(
+        &self,
+        model_id: &str,
+        variant: Variant,
+        precision: Precision,
+    ) -> Vec<&Checkpoint> {
+        self.checkpoints
+            .iter()
+            .filter(|c| c.model == model_id && c.variant == variant && c.precision == precision)
+            .collect()
     }
 
     /// Warnings from loading (unresolved accelerators, regions without location).

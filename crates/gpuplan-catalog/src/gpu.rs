@@ -18,7 +18,7 @@ pub enum Precision {
     Fp16,
     /// FP8 (E4M3) weights and activations (1 byte), as TensorRT-LLM/vLLM `fp8`.
     Fp8,
-    /// INT8 weights (1 byte); weight-only or W8A8 depending on the GPU.
+    /// INT8 weights and activations (W8A8, 1 byte), as vLLM's `quantized.w8a8` checkpoints.
     Int8,
     /// INT4 weight-only with group scales (AWQ/GPTQ style); compute in 16-bit.
     Int4,
@@ -154,37 +154,6 @@ impl GpuSpec {
     /// Dense 16-bit tensor throughput (BF16, else FP16), TFLOP/s.
     pub fn half_tflops(&self) -> Option<f64> {
         self.bf16_tflops.or(self.fp16_tflops)
-    }
-
-    /// Peak dense tensor throughput at which a GEMM with this weight precision
-    /// runs, TFLOP/s, and the precision it actually computes in.
-    ///
-    /// FP8 and FP4 compute natively where the GPU has those units; otherwise
-    /// (and for INT4 weight-only) the weights are dequantised and the GEMM
-    /// runs in 16-bit. INT8 uses the INT8 tensor rate where it exists.
-    pub fn compute_tflops(&self, precision: Precision) -> Option<(f64, Precision)> {
-        let half = self.half_tflops();
-        match precision {
-            Precision::Fp32 => self
-                .tf32_tflops
-                .or(self.fp32_tflops)
-                .map(|t| (t, precision)),
-            Precision::Bf16 | Precision::Fp16 => half.map(|t| (t, precision)),
-            Precision::Fp8 => self
-                .fp8_tflops
-                .map(|t| (t, Precision::Fp8))
-                .or(half.map(|t| (t, Precision::Bf16))),
-            Precision::Int8 => self
-                .int8_tops
-                .map(|t| (t, Precision::Int8))
-                .or(half.map(|t| (t, Precision::Bf16))),
-            Precision::Fp4 => self
-                .fp4_tflops
-                .map(|t| (t, Precision::Fp4))
-                .or(self.fp8_tflops.map(|t| (t, Precision::Fp8)))
-                .or(half.map(|t| (t, Precision::Bf16))),
-            Precision::Int4 => half.map(|t| (t, Precision::Bf16)),
-        }
     }
 
     /// Whether the GPU has no fast scale-up link (PCIe only).

@@ -1,5 +1,5 @@
 //! The catalog of gpuplan: accelerator specs, MIG profiles, cloud offerings,
-//! regions and model architectures, embedded in the binary and overridable
+//! regions, model architectures and their published checkpoints, embedded in the binary and overridable
 //! by user files. Parsing and validation only; reading files is the caller's job.
 //!
 //! ```
@@ -22,6 +22,7 @@
 mod anomalies;
 mod benchmarks;
 mod catalog;
+mod checkpoint;
 mod error;
 mod gpu;
 mod hf;
@@ -36,6 +37,7 @@ pub use anomalies::{
 };
 pub use benchmarks::{parse_benchmarks, BenchmarkKind, BenchmarkRow, BUNDLED_BENCHMARKS_DEV};
 pub use catalog::{Catalog, CatalogBuilder, TableKind};
+pub use checkpoint::{Checkpoint, CheckpointFormat, Variant};
 pub use error::{CatalogError, CatalogErrorKind, Result};
 pub use gpu::{GpuSpec, Precision, ALL_PRECISIONS};
 pub use hf::{import_hf_config, SUPPORTED_MODEL_TYPES};

@@ -192,3 +192,53 @@ fn hf_config_import_matches_bundled_entries() {
     }
     assert!(checked >= 4, "checked {checked} configs");
 }
+
+#[test]
+fn every_model_with_a_repo_has_a_checkpoint() {
+    let c = catalog();
+    for m in c.models().iter().filter(|m| m.hf_repo.is_some()) {
+        assert!(
+            c.checkpoints().iter().any(|k| k.model == m.id),
+            "{} has an HF repo but no row in checkpoints.csv",
+            m.id
+        );
+    }
+}
+
+#[test]
+fn checkpoint_lookup_tells_instruct_from_base() {
+    use gpuplan_catalog::{CheckpointFormat, Precision, Variant};
+    let c = catalog();
+    let instruct = c
+        .checkpoint("llama-3.1-70b", Variant::Instruct, Precision::Bf16)
+        .unwrap();
+    assert_eq!(instruct.repo, "meta-llama/Llama-3.1-70B-Instruct");
+    let base = c
+        .checkpoint("llama-3.1-70b", Variant::Base, Precision::Bf16)
+        .unwrap();
+    assert_eq!(base.repo, "meta-llama/Llama-3.1-70B");
+    let awq = c
+        .checkpoint("llama-3.1-70b", Variant::Instruct, Precision::Int4)
+        .unwrap();
+    assert_eq!(awq.format, CheckpointFormat::Awq);
+    // Llama 3.3 70B has only an instruct release, and it is its own model now.
+    assert_eq!(c.model("llama-3.3-70b").unwrap().id, "llama-3.3-70b");
+    assert!(c
+        .checkpoint("llama-3.3-70b", Variant::Base, Precision::Bf16)
+        .is_none());
+}
+
+#[test]
+fn a_checkpoint_of_an_unknown_model_is_an_error_naming_the_file() {
+    let mut b = CatalogBuilder::embedded().unwrap();
+    b.extend(
+        TableKind::Checkpoints,
+        "my/checkpoints.csv",
+        "model,variant,precision,repo,format,source\nllama-3.1-70x,instruct,bf16,a/b,bf16,test\n",
+    )
+    .unwrap();
+    let err = b.build().unwrap_err().to_string();
+    assert!(err.contains("my/checkpoints.csv"), "{err}");
+    assert!(err.contains("unknown model `llama-3.1-70x`"), "{err}");
+    assert!(err.contains("llama-3.1-70b"), "{err}");
+}

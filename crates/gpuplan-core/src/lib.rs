@@ -21,6 +21,7 @@
 //! ```
 
 mod calibration;
+mod engine;
 mod error;
 mod layout;
 mod memory;
@@ -35,7 +36,12 @@ mod validate;
 mod workload;
 
 pub use calibration::{family, precision_class, Calibration, Factor, BUNDLED_CALIBRATION};
+pub use engine::{
+    attention_precision, default_kernel, kernel_for, platform, serving_choice, tensor_tflops,
+    vllm_command, LaunchSettings, Platform, ServingChoice, WeightKernel,
+};
 pub use error::{CoreError, Result};
+pub use gpuplan_catalog::{CheckpointFormat, Variant};
 pub use layout::{weight_bytes_per_gpu, Layout};
 pub use memory::{
     activation_workspace_bytes, inference_memory, kv_bytes_per_token_per_gpu, EngineLimits,

@@ -5,6 +5,7 @@
 //! is a handful of multiplications: the planner calls it millions of times.
 
 use crate::calibration::Calibration;
+use crate::engine::{attention_precision, default_kernel, tensor_tflops, WeightKernel};
 use crate::error::{CoreError, Result};
 use crate::layout::{weight_bytes_per_gpu, Layout};
 use crate::memory::kv_bytes_per_token_per_gpu;
@@ -136,8 +137,12 @@ pub struct Deployment {
     pub precision: Precision,
     /// KV-cache precision.
     pub kv_precision: Precision,
-    /// Precision the GEMMs compute in.
+    /// The weight kernel vLLM runs the linear layers with.
+    pub kernel: WeightKernel,
+    /// Precision the GEMMs compute in (the kernel's).
     pub compute_precision: Precision,
+    /// Precision attention computes in (follows the KV-cache dtype).
+    pub attention_precision: Precision,
     /// Weight bytes on the most loaded GPU.
     pub weight_bytes_per_gpu: f64,
     /// KV bytes per token on one GPU.
@@ -164,6 +169,7 @@ pub struct Deployment {
     peak_flops: f64,
     peak_attention_flops: f64,
     compute_eff: f64,
+    attention_eff: f64,
     bandwidth_bytes_s: f64,
     bandwidth_eff: f64,
     allreduce_bytes_s: f64,
@@ -177,8 +183,10 @@ pub struct Deployment {
 }
 
 impl Deployment {
-    /// Builds the deployment; errors when the layout does not suit the model
-    /// or the GPU publishes no tensor throughput.
+    /// Builds the deployment with the kernel vLLM picks for `precision` on this
+    /// GPU when no checkpoint is named ([`default_kernel`]); errors when vLLM
+    /// cannot run that precision there, the layout does not suit the model, or
+    /// the GPU publishes no tensor throughput for the kernel's math.
     pub fn new(
         model: &ModelArch,
         gpu: &GpuSpec,
@@ -187,19 +195,45 @@ impl Deployment {
         kv_precision: Precision,
         cal: &Calibration,
     ) -> Result<Deployment> {
+        let kernel = default_kernel(model, gpu, precision).map_err(|why| {
+            CoreError::invalid(
+                "precision",
+                precision.as_str(),
+                format!("a precision vLLM runs on this GPU: {why}"),
+            )
+        })?;
+        Deployment::with_kernel(model, gpu, layout, precision, kv_precision, kernel, cal)
+    }
+
+    /// Builds the deployment for a given weight kernel (the one a
+    /// [`ServingChoice`](crate::ServingChoice) names for its checkpoint).
+    pub fn with_kernel(
+        model: &ModelArch,
+        gpu: &GpuSpec,
+        layout: Layout,
+        precision: Precision,
+        kv_precision: Precision,
+        kernel: WeightKernel,
+        cal: &Calibration,
+    ) -> Result<Deployment> {
         layout.check(model)?;
-        let (tflops, compute_precision) = gpu.compute_tflops(precision).ok_or_else(|| {
+        // GEMMs run at the rate of the kernel's math: W4A16 and W8A16 at the
+        // 16-bit rate, W8A8 at the FP8/INT8 rate, NVFP4 at the FP4 rate.
+        let compute_precision = kernel.compute_precision();
+        let tflops = tensor_tflops(gpu, compute_precision).ok_or_else(|| {
             CoreError::invalid(
                 "gpu",
                 &gpu.name,
-                "a GPU with a published 16-bit tensor throughput (gpus.csv bf16_tflops/fp16_tflops)",
+                format!(
+                    "a GPU with a published {} tensor throughput (gpus.csv) for the {} kernel",
+                    compute_precision,
+                    kernel.label()
+                ),
             )
         })?;
-        // Attention runs in FP8 at most (NVFP4 checkpoints keep an FP8 KV cache).
-        let attention_tflops = match compute_precision {
-            Precision::Fp4 => gpu.fp8_tflops.unwrap_or(tflops),
-            _ => tflops,
-        };
+        // Attention math follows the KV-cache dtype, not the weights.
+        let attention_precision = attention_precision(gpu, kv_precision);
+        let attention_tflops = tensor_tflops(gpu, attention_precision).unwrap_or(tflops);
         let p = model.params();
         let moe_layers = model.moe_layers() as f64;
         let (num_experts, k, expert_params, ffn_active) = match &model.moe {
@@ -254,7 +288,9 @@ impl Deployment {
             layout,
             precision,
             kv_precision,
+            kernel,
             compute_precision,
+            attention_precision,
             weight_bytes_per_gpu: weight_bytes_per_gpu(model, layout, precision),
             kv_bytes_per_token_per_gpu: kv_bytes_per_token_per_gpu(model, layout, kv_precision),
             layers_per_stage: model.num_layers as f64 / f64::from(layout.pp),
@@ -272,6 +308,7 @@ impl Deployment {
             peak_flops: tflops * 1e12,
             peak_attention_flops: attention_tflops * 1e12,
             compute_eff: cal.compute_efficiency(gpu, compute_precision),
+            attention_eff: cal.compute_efficiency(gpu, attention_precision),
             bandwidth_bytes_s: gpu.memory_bandwidth_gbps * 1e9,
             bandwidth_eff: cal.bandwidth_efficiency(gpu),
             allreduce_bytes_s: allreduce,
@@ -328,7 +365,8 @@ impl Deployment {
         let pairs = w.decode_context_sum + w.prefill_attention_pairs;
         let attention_flops = 4.0 * self.layers_per_stage * self.attention_width / tp * pairs;
         let kv_bytes = (w.decode_context_sum + w.prefill_tokens) * self.kv_bytes_per_token_per_gpu;
-        let attention_compute_s = attention_flops / (self.peak_attention_flops * self.compute_eff);
+        let attention_compute_s =
+            attention_flops / (self.peak_attention_flops * self.attention_eff);
         let attention_memory_s = kv_bytes / (self.bandwidth_bytes_s * self.bandwidth_eff);
         // TP: two all-reduces per layer of tokens·hidden·2 bytes; ring cost
         // 2(t−1)/t · bytes / bandwidth + 2(t−1) hop latencies.
@@ -402,6 +440,59 @@ fn pcie_allreduce_bytes_s(gpu: &GpuSpec, cal: &Calibration) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_support::{gpu, model};
+
+    fn deployment(gpu_name: &str, p: Precision, kv: Precision) -> Result<Deployment> {
+        Deployment::new(
+            &model("llama-3.1-70b"),
+            gpu(gpu_name),
+            Layout { tp: 2, pp: 1 },
+            p,
+            kv,
+            &Calibration::bundled(),
+        )
+    }
+
+    #[test]
+    fn attention_rate_follows_the_kv_cache_not_the_weights() {
+        // H100 SXM (gpus.csv): BF16 989.4, FP8 1978.9 TFLOP/s dense.
+        let fp8_bf16kv = deployment("H100-SXM-80GB", Precision::Fp8, Precision::Bf16).unwrap();
+        assert_eq!(fp8_bf16kv.kernel, WeightKernel::Fp8W8A8);
+        assert_eq!(fp8_bf16kv.peak_flops, 1978.9e12);
+        assert_eq!(fp8_bf16kv.attention_precision, Precision::Bf16);
+        assert_eq!(fp8_bf16kv.peak_attention_flops, 989.4e12);
+        let fp8_fp8kv = deployment("H100-SXM-80GB", Precision::Fp8, Precision::Fp8).unwrap();
+        assert_eq!(fp8_fp8kv.peak_attention_flops, 1978.9e12);
+    }
+
+    #[test]
+    fn gemm_rate_follows_the_kernel() {
+        // INT4 AWQ-Marlin is W4A16: 16-bit rate; INT8 W8A8: INT8 rate (1978.9 TOPS).
+        let int4 = deployment("H100-SXM-80GB", Precision::Int4, Precision::Bf16).unwrap();
+        assert_eq!(int4.compute_precision, Precision::Bf16);
+        assert_eq!(int4.peak_flops, 989.4e12);
+        let int8 = deployment("H100-SXM-80GB", Precision::Int8, Precision::Bf16).unwrap();
+        assert_eq!(int8.compute_precision, Precision::Int8);
+        assert_eq!(int8.peak_flops, 1978.9e12);
+        // Ampere FP8 is weight-only Marlin: A100 BF16 312 TFLOP/s.
+        let a100 = deployment("A100-SXM-80GB", Precision::Fp8, Precision::Fp8).unwrap();
+        assert_eq!(a100.kernel, WeightKernel::Fp8WeightOnlyMarlin);
+        assert_eq!(a100.peak_flops, 312e12);
+        assert_eq!(a100.peak_attention_flops, 312e12);
+    }
+
+    #[test]
+    fn unsupported_precisions_are_errors_naming_the_gpu() {
+        for (g, p) in [
+            ("T4-16GB", Precision::Fp8),
+            ("Inferentia2-32GB", Precision::Fp8),
+            ("V100-SXM2-32GB", Precision::Int8),
+            ("H100-SXM-80GB", Precision::Fp4),
+        ] {
+            let err = deployment(g, p, Precision::Bf16).unwrap_err().to_string();
+            assert!(err.contains(g), "{g} {p}: {err}");
+        }
+    }
 
     #[test]
     fn roofline_never_beats_max() {

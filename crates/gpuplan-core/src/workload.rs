@@ -4,7 +4,7 @@
 //! Every field and its default is documented in `docs/workload.md`.
 
 use crate::error::{CoreError, Result};
-use gpuplan_catalog::{Catalog, ModelArch, Precision};
+use gpuplan_catalog::{Catalog, ModelArch, Precision, Variant};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -46,6 +46,8 @@ pub struct RawModel {
     pub precisions: Option<Vec<String>>,
     /// KV-cache precision (default: fp8 with fp8/fp4 weights, fp32 with fp32, else bf16).
     pub kv_precision: Option<String>,
+    /// Which release to serve: `instruct` (default) or `base`.
+    pub variant: Option<String>,
 }
 
 /// A token-length distribution: mean and p99, or a histogram.
@@ -254,6 +256,8 @@ pub struct InferenceWorkload {
     pub precisions: Vec<Precision>,
     /// Explicit KV precision, if any.
     pub kv_precision: Option<Precision>,
+    /// Which release of the model to serve (instruct or base).
+    pub variant: Variant,
     /// Peak requests per second.
     pub peak_requests_per_s: f64,
     /// Mean requests per second.
@@ -399,6 +403,12 @@ impl RawWorkload {
                     .map_err(|e| CoreError::invalid("model.kv_precision", p, e))?,
             ),
             None => None,
+        };
+        let variant = match &self.model.variant {
+            Some(v) => v
+                .parse::<Variant>()
+                .map_err(|_| CoreError::invalid("model.variant", v, "\"instruct\" or \"base\""))?,
+            None => Variant::Instruct,
         };
         let t = &self.traffic;
         let peak = positive("traffic.requests_per_s", t.requests_per_s)?;
@@ -673,6 +683,7 @@ impl RawWorkload {
             model,
             precisions,
             kv_precision,
+            variant,
             peak_requests_per_s: peak,
             mean_requests_per_s: mean_rate,
             input_tokens,

@@ -33,7 +33,7 @@ pub fn catalog(args: &CatalogArgs) -> CliResult<Catalog> {
         }
         if found == 0 {
             return Err(CliError::bad(format!(
-                "--catalog {}: contains none of gpus.csv, gpu_aliases.csv, mig_profiles.csv, cloud_offerings.csv, regions.csv, models.csv",
+                "--catalog {}: contains none of gpus.csv, gpu_aliases.csv, mig_profiles.csv, cloud_offerings.csv, regions.csv, models.csv, checkpoints.csv",
                 dir.display()
             )));
         }
