@@ -16,6 +16,7 @@ mod catalog;
 mod error;
 mod gpu;
 mod hf;
+pub mod limits;
 mod mig;
 mod model;
 mod offering;
