@@ -543,6 +543,16 @@ pub fn parse_parametric_gpt(id: &str) -> Option<std::result::Result<ModelArch, S
             "parametric model id `{id}`: hidden {hidden} is not divisible by heads {heads}"
         )));
     }
+    // The FFN is 4 × hidden, so hidden may be at most a quarter of the widest width.
+    let Some(intermediate_size) = hidden
+        .checked_mul(4)
+        .filter(|w| limits::MODEL_WIDTH.contains(*w))
+    else {
+        return Some(Err(format!(
+            "parametric model id `{id}`: h (hidden) = {hidden}: expected a whole number from 1 to {} (the FFN is 4 × hidden)",
+            limits::MODEL_WIDTH.max / 4
+        )));
+    };
     let m = ModelArch {
         id: lower.clone(),
         hf_repo: None,
@@ -553,7 +563,7 @@ pub fn parse_parametric_gpt(id: &str) -> Option<std::result::Result<ModelArch, S
         num_attention_heads: heads,
         num_kv_heads: heads,
         head_dim: hidden / heads,
-        intermediate_size: hidden.checked_mul(4).unwrap_or(u64::MAX),
+        intermediate_size,
         vocab_size: vocab,
         tie_word_embeddings: true,
         max_position_embeddings: seq,
@@ -573,7 +583,6 @@ pub fn parse_parametric_gpt(id: &str) -> Option<std::result::Result<ModelArch, S
             "num_attention_heads" | "num_kv_heads" => "a (heads)",
             "vocab_size" => "v (vocab)",
             "max_position_embeddings" | "learned_positions" => "s (sequence)",
-            "intermediate_size" => "h (hidden; the FFN is 4 × hidden)",
             _ => "shape",
         };
         return Some(Err(format!(
@@ -887,7 +896,7 @@ mod tests {
         let e = parse_parametric_gpt("gpt-h18446744073709551615-l2-a1")
             .unwrap()
             .unwrap_err();
-        assert!(e.contains("hidden") && e.contains("1048576"), "{e}");
+        assert!(e.contains("hidden") && e.contains("262144"), "{e}");
     }
 
     /// Every field is in range on its own, but the product is 5·10^16
