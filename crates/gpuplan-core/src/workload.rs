@@ -339,7 +339,12 @@ fn within(field: &str, v: f64, range: Span) -> Result<f64> {
     if range.contains(v) {
         Ok(v)
     } else {
-        Err(CoreError::invalid(field, v.to_string(), range.describe()))
+        // `{:?}` prints 1e308 as written, where `{}` spells out 309 digits.
+        Err(CoreError::invalid(
+            field,
+            format!("{v:?}"),
+            range.describe(),
+        ))
     }
 }
 
