@@ -64,7 +64,8 @@ pub struct CatalogArgs {
     /// A cloud_offerings.csv that extends/overrides the bundled offerings.
     #[arg(long, global = true, value_name = "FILE")]
     pub offerings: Option<PathBuf>,
-    /// A models.csv that extends/overrides the bundled models.
+    /// A models.csv that extends/overrides the bundled models. A row whose
+    /// id, alias or HF repo names a bundled model replaces that model.
     #[arg(long, global = true, value_name = "FILE")]
     pub models: Option<PathBuf>,
     /// A gpus.csv that extends/overrides the bundled GPU specs.
