@@ -103,17 +103,19 @@ pub fn weight_bytes_per_gpu(model: &ModelArch, layout: Layout, precision: Precis
     } else {
         2.0
     };
-    let layer_linear = (p.attention + p.dense_mlp + p.routed_experts + p.shared_experts) as f64;
-    let layer_other = (p.router + p.norms) as f64;
+    // Sums and products in f64, so no count can wrap (checked models stay
+    // below 10^14 parameters, exact in f64).
+    let f = |v: u64| v as f64;
+    let layer_linear = f(p.attention) + f(p.dense_mlp) + f(p.routed_experts) + f(p.shared_experts);
+    let layer_other = f(p.router) + f(p.norms);
     let per_layer =
         (layer_linear * linear_bytes + layer_other * other_bytes) / model.num_layers as f64;
     let stage_layers = layout.layers_per_stage(model) as f64;
     let tp = f64::from(layout.tp);
-    let embedding =
-        (p.embedding + p.positions) as f64 * other_bytes + p.encoder as f64 * other_bytes;
+    let embedding = (f(p.embedding) + f(p.positions) + f(p.encoder)) * other_bytes;
     let head = if model.tie_word_embeddings {
         if layout.pp > 1 {
-            (model.vocab_size * model.hidden_size) as f64 * other_bytes
+            f(model.vocab_size) * f(model.hidden_size) * other_bytes
         } else {
             0.0
         }

@@ -248,7 +248,7 @@ fn activation_bytes_selective(m: &ModelArch) -> f64 {
 fn largest_layer_params(m: &ModelArch) -> f64 {
     let p = m.params();
     let layers = m.num_layers as f64;
-    let attention_and_norms = (p.attention + p.norms) as f64 / layers;
+    let attention_and_norms = (p.attention as f64 + p.norms as f64) / layers;
     let moe_layers = m.moe_layers();
     let dense_layers = m.num_layers - moe_layers;
     let dense = if dense_layers > 0 {
@@ -257,7 +257,7 @@ fn largest_layer_params(m: &ModelArch) -> f64 {
         0.0
     };
     let moe = if moe_layers > 0 {
-        (p.routed_experts + p.shared_experts + p.router) as f64 / moe_layers as f64
+        (p.routed_experts as f64 + p.shared_experts as f64 + p.router as f64) / moe_layers as f64
     } else {
         0.0
     };
@@ -277,7 +277,9 @@ fn lora_params_per_layer(m: &ModelArch, rank: u64, all_linear: bool) -> f64 {
             MlpType::Gelu => vec![(h, f), (f, h)],
         });
     }
-    dims.iter().map(|(a, b)| (rank * (a + b)) as f64).sum()
+    dims.iter()
+        .map(|(a, b)| rank as f64 * (*a as f64 + *b as f64))
+        .sum()
 }
 
 fn rank_memory(input: &TrainingMemoryInput<'_>, is_first: bool, is_last: bool) -> TrainingMemory {
