@@ -6,8 +6,8 @@ use std::path::PathBuf;
 
 /// A parser for a whole-number flag inside `range`. Negative numbers reach
 /// it (the flags set `allow_negative_numbers`), so `--tp -1` is reported as
-/// "invalid value '-1' for '--tp <TP>': expected a whole number from 1 to
-/// 1024" rather than as an unexpected argument.
+/// `invalid value '-1' for '--tp <TP>': expected a whole number from 1 to 1024`
+/// rather than as an unexpected argument.
 fn whole<T>(range: Count) -> impl Fn(&str) -> Result<T, String> + Clone + Send + Sync + 'static
 where
     T: TryFrom<u64> + Clone + Send + Sync + 'static,
