@@ -2,6 +2,7 @@
 //! `id,kind,model,gpu,gpu_count,tp,pp,dp,precision,framework,input_len,output_len,batch_or_concurrency,metric,value,unit,source,notes`.
 
 use crate::error::{CatalogError, Result};
+use crate::limits;
 use crate::table::{DuplicateCheck, Table};
 use serde::Serialize;
 
@@ -69,7 +70,10 @@ pub struct BenchmarkRow {
     pub notes: String,
 }
 
-/// Parses a benchmark file.
+/// Parses a benchmark file. Every number must be in its range of
+/// [`crate::limits`]: a measured value of 0, a parallel degree of 0 or a
+/// length of 0 is rejected with the file, line and field (empty cells mean
+/// "not stated").
 pub fn parse_benchmarks(file: &str, text: &str) -> Result<Vec<BenchmarkRow>> {
     let table = Table::parse(file, text)?;
     table.require(&[
@@ -107,22 +111,22 @@ pub fn parse_benchmarks(file: &str, text: &str) -> Result<Vec<BenchmarkRow>> {
                 )))
             }
         };
-        let value = row
-            .opt_f64("value", 0.0)?
-            .ok_or_else(|| row.error(CatalogError::invalid("value", "", "a number >= 0")))?;
+        let value = row.span("value", limits::BENCH_VALUE)?;
+        let degree = |column: &str| row.opt_count(column, limits::BENCH_PARALLEL_DEGREE);
+        let tokens = |column: &str| row.opt_count(column, limits::BENCH_TOKENS);
         out.push(BenchmarkRow {
             kind,
             model: row.string("model")?,
             gpu: row.text("gpu").to_string(),
-            gpu_count: row.opt_u64("gpu_count")?,
-            tp: row.opt_u64("tp")?,
-            pp: row.opt_u64("pp")?,
-            dp: row.opt_u64("dp")?,
+            gpu_count: row.opt_count("gpu_count", limits::BENCH_GPU_COUNT)?,
+            tp: degree("tp")?,
+            pp: degree("pp")?,
+            dp: degree("dp")?,
             precision: row.text("precision").to_string(),
             framework: row.text("framework").to_string(),
-            input_len: row.opt_u64("input_len")?,
-            output_len: row.opt_u64("output_len")?,
-            batch_or_concurrency: row.opt_u64("batch_or_concurrency")?,
+            input_len: tokens("input_len")?,
+            output_len: tokens("output_len")?,
+            batch_or_concurrency: row.opt_count("batch_or_concurrency", limits::BENCH_BATCH)?,
             metric: row.string("metric")?,
             value,
             unit: row.text("unit").to_string(),
@@ -137,3 +141,50 @@ pub fn parse_benchmarks(file: &str, text: &str) -> Result<Vec<BenchmarkRow>> {
 /// The development benchmark set bundled for calibration and `validate`.
 pub const BUNDLED_BENCHMARKS_DEV: &str =
     include_str!("../../../data/benchmarks/benchmarks_dev.csv");
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HEADER: &str = "id,kind,model,gpu,gpu_count,tp,pp,dp,precision,framework,input_len,output_len,batch_or_concurrency,metric,value,unit\n";
+
+    #[test]
+    fn zero_values_degrees_and_lengths_are_rejected_with_location() {
+        for (row, field) in [
+            (
+                "a,inference,m,H100,1,1,1,1,fp8,vllm,100,100,,output_tokens_per_s,0,tok/s",
+                "value",
+            ),
+            (
+                "a,inference,m,H100,1,0,1,1,fp8,vllm,100,100,,output_tokens_per_s,5,tok/s",
+                "tp",
+            ),
+            (
+                "a,inference,m,H100,1,1,1,1,fp8,vllm,0,100,,output_tokens_per_s,5,tok/s",
+                "input_len",
+            ),
+            (
+                "a,inference,m,H100,1,1,1,1,fp8,vllm,100,100,,output_tokens_per_s,1e300,tok/s",
+                "value",
+            ),
+        ] {
+            let err = parse_benchmarks("b.csv", &format!("{HEADER}{row}\n"))
+                .unwrap_err()
+                .to_string();
+            assert!(
+                err.contains("b.csv, line 2") && err.contains(&format!("field `{field}`")),
+                "{err}"
+            );
+        }
+    }
+
+    #[test]
+    fn bundled_set_parses() {
+        assert!(
+            parse_benchmarks("dev", BUNDLED_BENCHMARKS_DEV)
+                .unwrap()
+                .len()
+                > 100
+        );
+    }
+}

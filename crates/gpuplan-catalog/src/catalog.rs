@@ -148,10 +148,21 @@ impl CatalogBuilder {
                 }
             }
             TableKind::Models => {
-                for m in parse_models(file, text)? {
-                    self.models.retain(|x| x.id != m.id);
-                    self.models.push(m);
-                }
+                // A row replaces every earlier model that shares a name with
+                // it (id, alias or HF repo): a user row whose id is an alias
+                // of a bundled model replaces that model, instead of being
+                // shadowed by it on lookup.
+                let new = parse_models(file, text)?;
+                let names: std::collections::HashSet<String> =
+                    new.iter().flat_map(model_names).map(normalize).collect();
+                self.models
+                    .retain(|x| !model_names(x).any(|k| names.contains(&normalize(k))));
+                self.models.extend(new);
+                // Published checkpoints belong to a model id: those of a model
+                // replaced under another id no longer describe any model here.
+                let models = &self.models;
+                self.checkpoints
+                    .retain(|(c, _)| models.iter().any(|m| m.id == c.model));
             }
             TableKind::Checkpoints => {
                 for c in parse_checkpoints(file, text)? {
@@ -328,6 +339,13 @@ pub struct Catalog {
     checkpoints: Vec<Checkpoint>,
     warnings: Vec<String>,
     anomalies: AnomalyIndex,
+}
+
+/// Every name a model is looked up by: its id, aliases and HF repo.
+fn model_names(m: &ModelArch) -> impl Iterator<Item = &str> {
+    std::iter::once(m.id.as_str())
+        .chain(m.aliases.iter().map(String::as_str))
+        .chain(m.hf_repo.as_deref())
 }
 
 /// Lowercase, with spaces and underscores as dashes: the lookup key of names.
@@ -543,6 +561,21 @@ mod tests {
             normalize(" NVIDIA H100_80GB HBM3 "),
             "nvidia-h100-80gb-hbm3"
         );
+    }
+
+    /// `llama2-7b` is an alias of the bundled `llama-2-7b`: a user row with
+    /// that id replaces the bundled model rather than being shadowed by it.
+    #[test]
+    fn a_user_model_named_like_a_bundled_alias_replaces_it() {
+        let mut b = CatalogBuilder::embedded().unwrap();
+        let before = b.models.len();
+        let csv = "id,architecture,num_layers,hidden_size,num_attention_heads,num_kv_heads,head_dim,intermediate_size,vocab_size,source\n\
+                   llama2-7b,LlamaForCausalLM,2,256,4,4,64,512,1000,test\n";
+        b.extend(TableKind::Models, "models.csv", csv).unwrap();
+        assert_eq!(b.models.len(), before, "replaced, not added");
+        let c = b.build().unwrap();
+        assert_eq!(c.model("llama2-7b").unwrap().num_layers, 2);
+        assert!(c.model("llama-2-7b").is_err(), "the bundled model is gone");
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! Accelerator specifications (`data/gpus.csv`) and numeric precisions.
 
-use crate::error::{CatalogError, Result};
+use crate::error::Result;
+use crate::limits;
 use crate::table::{DuplicateCheck, Table};
 use serde::Serialize;
 use std::fmt;
@@ -188,24 +189,33 @@ pub(crate) fn parse_gpus(file: &str, text: &str) -> Result<Vec<GpuSpec>> {
     for row in table.rows() {
         let name = row.string("name")?;
         dups.check(&row, "name", &name)?;
+        let tflops = |column: &str| row.opt_span(column, limits::GPU_TFLOPS);
         let gpu = GpuSpec {
             vendor: row.string("vendor")?,
             architecture: row.string("architecture")?,
-            memory_gib: row.positive_f64("memory_gib")?,
-            memory_bandwidth_gbps: row.positive_f64("memory_bandwidth_gbps")?,
-            fp32_tflops: positive_opt(&row, "fp32_tflops")?,
-            tf32_tflops: positive_opt(&row, "tf32_tflops")?,
-            bf16_tflops: positive_opt(&row, "bf16_tflops")?,
-            fp16_tflops: positive_opt(&row, "fp16_tflops")?,
-            fp8_tflops: positive_opt(&row, "fp8_tflops")?,
-            int8_tops: positive_opt(&row, "int8_tops")?,
-            fp4_tflops: positive_opt(&row, "fp4_tflops")?,
-            nvlink_gbps: row.opt_f64("nvlink_gbps", 0.0)?.unwrap_or(0.0),
-            pcie_gen: row.opt_u64("pcie_gen")?.map(|g| g as u32),
+            memory_gib: row.span("memory_gib", limits::GPU_MEMORY_GIB)?,
+            memory_bandwidth_gbps: row
+                .span("memory_bandwidth_gbps", limits::GPU_MEMORY_BANDWIDTH_GBPS)?,
+            fp32_tflops: tflops("fp32_tflops")?,
+            tf32_tflops: tflops("tf32_tflops")?,
+            bf16_tflops: tflops("bf16_tflops")?,
+            fp16_tflops: tflops("fp16_tflops")?,
+            fp8_tflops: tflops("fp8_tflops")?,
+            int8_tops: tflops("int8_tops")?,
+            fp4_tflops: tflops("fp4_tflops")?,
+            nvlink_gbps: row
+                .opt_span("nvlink_gbps", limits::GPU_NVLINK_GBPS)?
+                .unwrap_or(0.0),
+            pcie_gen: row.opt_count("pcie_gen", limits::GPU_PCIE_GEN)?.map(narrow),
             form_factor: row.opt_string("form_factor").unwrap_or_default(),
-            tdp_w: row.opt_f64("tdp_w", 0.0)?,
-            mig_max_instances: row.opt_u64("mig_max_instances")?.unwrap_or(0) as u32,
-            release_year: row.opt_u64("release_year")?.map(|y| y as u32),
+            tdp_w: row.opt_span("tdp_w", limits::GPU_TDP_W)?,
+            mig_max_instances: narrow(
+                row.opt_count("mig_max_instances", limits::GPU_MIG_MAX_INSTANCES)?
+                    .unwrap_or(0),
+            ),
+            release_year: row
+                .opt_count("release_year", limits::GPU_RELEASE_YEAR)?
+                .map(narrow),
             source: row.string("source")?,
             name,
         };
@@ -214,15 +224,9 @@ pub(crate) fn parse_gpus(file: &str, text: &str) -> Result<Vec<GpuSpec>> {
     Ok(out)
 }
 
-fn positive_opt(row: &crate::table::Row<'_>, column: &str) -> Result<Option<f64>> {
-    match row.opt_f64(column, 0.0)? {
-        Some(v) if v <= 0.0 => Err(row.error(CatalogError::invalid(
-            column,
-            v.to_string(),
-            "a number > 0, or an empty cell when unknown",
-        ))),
-        other => Ok(other),
-    }
+/// A count already checked against a range whose maximum fits `u32`.
+pub(crate) fn narrow(v: u64) -> u32 {
+    u32::try_from(v).unwrap_or(u32::MAX)
 }
 
 #[cfg(test)]
@@ -251,6 +255,27 @@ mod tests {
         assert!(err.contains("gpus.csv"), "{err}");
         assert!(err.contains("line 2"), "{err}");
         assert!(err.contains("memory_gib"), "{err}");
+    }
+
+    #[test]
+    fn rejects_out_of_range_numbers_naming_the_range() {
+        let header = "name,vendor,architecture,memory_gib,memory_bandwidth_gbps,bf16_tflops,nvlink_gbps,mig_max_instances,source\n";
+        for (row, field, value) in [
+            ("X,NVIDIA,Hopper,1e308,100,10,0,0,t", "memory_gib", "1e308"),
+            (
+                "X,NVIDIA,Hopper,80,100,10,0,99999999999,t",
+                "mig_max_instances",
+                "99999999999",
+            ),
+            ("X,NVIDIA,Hopper,80,100,inf,0,0,t", "bf16_tflops", "inf"),
+        ] {
+            let err = parse_gpus("gpus.csv", &format!("{header}{row}\n"))
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains(&format!("field `{field}`")), "{err}");
+            assert!(err.contains(&format!("`{value}`")), "{err}");
+            assert!(err.contains("from") || err.contains("at most"), "{err}");
+        }
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! Builds a [`ModelArch`] from a Hugging Face `config.json`.
 
 use crate::error::{CatalogError, CatalogErrorKind, Result};
+use crate::limits::{self, Count};
 use crate::model::{check_model, MlaSpec, MlpType, ModelArch, MoeSpec};
 use serde_json::Value;
 
@@ -46,22 +47,21 @@ pub fn import_hf_config(file: &str, text: &str, id: &str) -> Result<ModelArch> {
             &format!("one of {}", SUPPORTED_MODEL_TYPES.join(", ")),
         ));
     }
-    let uint = |key: &str| -> Result<Option<u64>> {
+    // Every number is read with its range of `crate::limits`, and errors name
+    // the key as config.json writes it.
+    let uint = |key: &str, range: Count| -> Result<Option<u64>> {
         match cfg.get(key) {
             None | Some(Value::Null) => Ok(None),
-            Some(x) => x
-                .as_u64()
-                .map(Some)
-                .ok_or_else(|| err(key, x.to_string(), "a whole number >= 0")),
+            Some(x) => match x.as_u64() {
+                Some(n) if range.contains(n) => Ok(Some(n)),
+                _ => Err(err(key, x.to_string(), &range.describe())),
+            },
         }
     };
-    let need = |key: &str| -> Result<u64> {
-        match uint(key)? {
-            Some(x) if x > 0 => Ok(x),
-            Some(x) => Err(err(key, x.to_string(), "a whole number >= 1")),
-            None => Err(err(key, "(missing)".into(), "a whole number >= 1")),
-        }
+    let need = |key: &str, range: Count| -> Result<u64> {
+        uint(key, range)?.ok_or_else(|| err(key, "(missing)".into(), &range.describe()))
     };
+    let or_zero = |range: Count| Count::new(0, range.max);
     let architecture = v
         .get("architectures")
         .and_then(|a| a.get(0))
@@ -69,51 +69,72 @@ pub fn import_hf_config(file: &str, text: &str, id: &str) -> Result<ModelArch> {
         .map(str::to_string)
         .unwrap_or_else(|| format!("{model_type} (HF config)"));
 
-    let hidden = need("hidden_size")?;
-    let heads = need("num_attention_heads")?;
-    let kv_heads = uint("num_key_value_heads")?.unwrap_or(heads);
-    let layers = need("num_hidden_layers")?;
-    let vocab = need("vocab_size")?;
+    let hidden = need("hidden_size", limits::MODEL_WIDTH)?;
+    let heads = need("num_attention_heads", limits::MODEL_HEADS)?;
+    let kv_heads = uint("num_key_value_heads", limits::MODEL_HEADS)?.unwrap_or(heads);
+    let layers = need("num_hidden_layers", limits::MODEL_LAYERS)?;
+    let vocab = need("vocab_size", limits::MODEL_VOCAB)?;
+    let width = |key: &str| need(key, limits::MODEL_WIDTH);
 
     let mla = if model_type.starts_with("deepseek") {
         Some(MlaSpec {
-            q_lora_rank: uint("q_lora_rank")?.unwrap_or(0),
-            kv_lora_rank: need("kv_lora_rank")?,
-            qk_rope_head_dim: need("qk_rope_head_dim")?,
-            qk_nope_head_dim: need("qk_nope_head_dim")?,
-            v_head_dim: need("v_head_dim")?,
+            q_lora_rank: uint("q_lora_rank", or_zero(limits::MODEL_WIDTH))?.unwrap_or(0),
+            kv_lora_rank: width("kv_lora_rank")?,
+            qk_rope_head_dim: width("qk_rope_head_dim")?,
+            qk_nope_head_dim: width("qk_nope_head_dim")?,
+            v_head_dim: width("v_head_dim")?,
         })
     } else {
         None
     };
     let head_dim = match &mla {
         Some(m) => m.qk_nope_head_dim + m.qk_rope_head_dim,
-        None => uint("head_dim")?.unwrap_or(hidden / heads),
+        None => match uint("head_dim", limits::MODEL_WIDTH)? {
+            Some(d) => d,
+            None if hidden.is_multiple_of(heads) => hidden / heads,
+            None => {
+                return Err(err(
+                    "num_attention_heads",
+                    heads.to_string(),
+                    &format!(
+                        "a divisor of hidden_size ({hidden}) when head_dim is not given; \
+                         set head_dim explicitly if the heads are not hidden_size / num_attention_heads wide"
+                    ),
+                ))
+            }
+        },
     };
 
+    let experts = |key: &str| need(key, limits::MODEL_EXPERTS);
     let moe = match model_type.as_str() {
         "mixtral" => Some(MoeSpec {
-            num_experts: need("num_local_experts")?,
-            experts_per_token: need("num_experts_per_tok")?,
+            num_experts: experts("num_local_experts")?,
+            experts_per_token: experts("num_experts_per_tok")?,
             num_shared_experts: 0,
-            expert_intermediate_size: need("intermediate_size")?,
+            expert_intermediate_size: width("intermediate_size")?,
             first_dense_layers: 0,
         }),
         "qwen2_moe" | "qwen3_moe" => Some(MoeSpec {
-            num_experts: need("num_experts")?,
-            experts_per_token: need("num_experts_per_tok")?,
+            num_experts: experts("num_experts")?,
+            experts_per_token: experts("num_experts_per_tok")?,
             num_shared_experts: u64::from(
-                uint("shared_expert_intermediate_size")?.unwrap_or(0) > 0,
+                uint(
+                    "shared_expert_intermediate_size",
+                    or_zero(limits::MODEL_WIDTH),
+                )?
+                .unwrap_or(0)
+                    > 0,
             ),
-            expert_intermediate_size: need("moe_intermediate_size")?,
+            expert_intermediate_size: width("moe_intermediate_size")?,
             first_dense_layers: 0,
         }),
         "deepseek_v2" | "deepseek_v3" => Some(MoeSpec {
-            num_experts: need("n_routed_experts")?,
-            experts_per_token: need("num_experts_per_tok")?,
-            num_shared_experts: uint("n_shared_experts")?.unwrap_or(0),
-            expert_intermediate_size: need("moe_intermediate_size")?,
-            first_dense_layers: uint("first_k_dense_replace")?.unwrap_or(0),
+            num_experts: experts("n_routed_experts")?,
+            experts_per_token: experts("num_experts_per_tok")?,
+            num_shared_experts: uint("n_shared_experts", limits::MODEL_SMALL_COUNT)?.unwrap_or(0),
+            expert_intermediate_size: width("moe_intermediate_size")?,
+            first_dense_layers: uint("first_k_dense_replace", limits::MODEL_SMALL_COUNT)?
+                .unwrap_or(0),
         }),
         _ => None,
     };
@@ -137,12 +158,12 @@ pub fn import_hf_config(file: &str, text: &str, id: &str) -> Result<ModelArch> {
     };
     let use_sliding = !matches!(cfg.get("use_sliding_window"), Some(Value::Bool(false)));
     let sliding_window = if use_sliding {
-        uint("sliding_window")?
+        uint("sliding_window", limits::MODEL_CONTEXT)?
     } else {
         None
     };
     // MoE models whose dense FFN width is absent use the expert width.
-    let intermediate = match uint("intermediate_size")? {
+    let intermediate = match uint("intermediate_size", or_zero(limits::MODEL_WIDTH))? {
         Some(x) if x > 0 => x,
         _ => moe
             .as_ref()
@@ -151,7 +172,7 @@ pub fn import_hf_config(file: &str, text: &str, id: &str) -> Result<ModelArch> {
                 err(
                     "intermediate_size",
                     "(missing)".into(),
-                    "a whole number >= 1",
+                    &limits::MODEL_WIDTH.describe(),
                 )
             })?,
     };
@@ -172,7 +193,8 @@ pub fn import_hf_config(file: &str, text: &str, id: &str) -> Result<ModelArch> {
         intermediate_size: intermediate,
         vocab_size: vocab,
         tie_word_embeddings: tie,
-        max_position_embeddings: uint("max_position_embeddings")?.unwrap_or(4096),
+        max_position_embeddings: uint("max_position_embeddings", limits::MODEL_CONTEXT)?
+            .unwrap_or(4096),
         mlp_type,
         moe,
         mla,
@@ -182,8 +204,27 @@ pub fn import_hf_config(file: &str, text: &str, id: &str) -> Result<ModelArch> {
         exact_params: None,
         source: format!("imported from Hugging Face config {file}"),
     };
-    check_model(&m).map_err(|(field, expected)| err(&field, "(config)".into(), &expected))?;
+    check_model(&m)
+        .map_err(|(field, value, expected)| err(hf_key(&field, &model_type), value, &expected))?;
     Ok(m)
+}
+
+/// The config.json key of a [`ModelArch`] field, so errors name what the user wrote.
+fn hf_key<'a>(field: &'a str, model_type: &str) -> &'a str {
+    match field {
+        "num_layers" => "num_hidden_layers",
+        "num_kv_heads" => "num_key_value_heads",
+        "num_experts" => match model_type {
+            "mixtral" => "num_local_experts",
+            "deepseek_v2" | "deepseek_v3" => "n_routed_experts",
+            _ => "num_experts",
+        },
+        "experts_per_token" => "num_experts_per_tok",
+        "first_dense_layers" => "first_k_dense_replace",
+        "moe_intermediate_size" if model_type == "mixtral" => "intermediate_size",
+        "shape" => "hidden_size, num_hidden_layers, intermediate_size, vocab_size (together)",
+        other => other,
+    }
 }
 
 #[cfg(test)]
@@ -208,5 +249,58 @@ mod tests {
         .unwrap_err()
         .to_string();
         assert!(e.contains("num_hidden_layers"), "{e}");
+    }
+
+    fn llama(extra: &str) -> String {
+        let base = r#""model_type":"llama","hidden_size":4096,"num_attention_heads":32,"num_hidden_layers":32,"vocab_size":128256,"intermediate_size":14336"#;
+        format!("{{{base}{extra}}}")
+    }
+
+    #[test]
+    fn errors_name_the_hf_key_and_value() {
+        let e = import_hf_config("c.json", &llama(r#","num_key_value_heads":0"#), "x")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("`num_key_value_heads`") && e.contains("`0`"),
+            "{e}"
+        );
+        let e = import_hf_config("c.json", &llama(r#","num_key_value_heads":5"#), "x")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("`num_key_value_heads`") && e.contains("`5`") && e.contains("divisor"),
+            "{e}"
+        );
+        let e = import_hf_config("c.json", &llama(r#","head_dim":4611686018427387904"#), "x")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("`head_dim`") && e.contains("4611686018427387904") && e.contains("1048576"),
+            "{e}"
+        );
+        let e = import_hf_config(
+            "c.json",
+            &llama("").replace("4096", "18446744073709551615"),
+            "x",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("`hidden_size`"), "{e}");
+    }
+
+    #[test]
+    fn hidden_not_divisible_by_heads_needs_an_explicit_head_dim() {
+        let cfg = llama("").replace("\"num_attention_heads\":32", "\"num_attention_heads\":3");
+        let e = import_hf_config("c.json", &cfg, "x")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("num_attention_heads") && e.contains("head_dim"),
+            "{e}"
+        );
+        let with = cfg.replace("}", ",\"head_dim\":128,\"num_key_value_heads\":1}");
+        let m = import_hf_config("c.json", &with, "x").unwrap();
+        assert_eq!(m.head_dim, 128);
     }
 }

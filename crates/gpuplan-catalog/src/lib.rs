@@ -26,6 +26,7 @@ mod checkpoint;
 mod error;
 mod gpu;
 mod hf;
+pub mod limits;
 mod mig;
 mod model;
 mod offering;

@@ -1,6 +1,8 @@
 //! MIG profiles (`data/mig_profiles.csv`).
 
 use crate::error::{CatalogError, Result};
+use crate::gpu::narrow;
+use crate::limits;
 use crate::table::{DuplicateCheck, Table};
 use serde::Serialize;
 
@@ -46,19 +48,27 @@ pub(crate) fn parse_mig_profiles(file: &str, text: &str) -> Result<Vec<MigProfil
             if part.is_empty() {
                 continue;
             }
-            starts.push(part.parse::<u32>().map_err(|_| {
-                row.error(CatalogError::invalid(
-                    "valid_start_slices",
-                    part,
-                    "whole numbers separated by `;`",
-                ))
-            })?);
+            match part.parse::<u64>() {
+                Ok(v) if limits::MIG_START_SLICE.contains(v) => starts.push(narrow(v)),
+                _ => {
+                    return Err(row.error(CatalogError::invalid(
+                        "valid_start_slices",
+                        part,
+                        format!(
+                            "whole numbers separated by `;`, each {}",
+                            limits::MIG_START_SLICE.describe()
+                        ),
+                    )))
+                }
+            }
         }
         out.push(MigProfile {
-            compute_slices: row.positive_u64("compute_slices")? as u32,
-            memory_slices: row.positive_u64("memory_slices")? as u32,
-            memory_gib: row.opt_f64("memory_gib", 0.0)?.filter(|m| *m > 0.0),
-            max_instances: row.positive_u64("max_instances")? as u32,
+            compute_slices: narrow(row.count("compute_slices", limits::MIG_SLICES)?),
+            memory_slices: narrow(row.count("memory_slices", limits::MIG_SLICES)?),
+            memory_gib: row
+                .opt_span("memory_gib", limits::GPU_MEMORY_GIB)?
+                .filter(|m| *m > 0.0),
+            max_instances: narrow(row.count("max_instances", limits::MIG_INSTANCES)?),
             valid_start_slices: starts,
             source: row.text("source").to_string(),
             gpu,

@@ -2,6 +2,7 @@
 //! GPT id and the per-family structural rules.
 
 use crate::error::{CatalogError, Result};
+use crate::limits::{self, Count};
 use crate::table::{DuplicateCheck, Table};
 use serde::Serialize;
 
@@ -317,13 +318,74 @@ impl ParamBreakdown {
     }
 }
 
+/// Parameter counts by component in `u128`: products of in-range fields
+/// (see [`crate::limits`]) cannot overflow it, so [`check_model`] can compare
+/// the exact total with [`limits::MAX_MODEL_PARAMS`] before anything narrows it.
+#[derive(Debug, Clone, Copy, Default)]
+struct WideParams {
+    embedding: u128,
+    lm_head: u128,
+    positions: u128,
+    attention: u128,
+    dense_mlp: u128,
+    routed_experts: u128,
+    routed_experts_active: u128,
+    shared_experts: u128,
+    router: u128,
+    norms: u128,
+    encoder: u128,
+}
+
+impl WideParams {
+    fn total(&self) -> u128 {
+        self.embedding
+            + self.lm_head
+            + self.positions
+            + self.attention
+            + self.dense_mlp
+            + self.routed_experts
+            + self.shared_experts
+            + self.router
+            + self.norms
+            + self.encoder
+    }
+
+    /// The counts as `u64`. Every model the catalog accepts passed
+    /// [`check_model`], whose total is at most 10^14, so no field is cut; a
+    /// hand-built unchecked shape beyond `u64` reads as `u64::MAX`.
+    fn narrow(&self) -> ParamBreakdown {
+        let n = |v: u128| u64::try_from(v).unwrap_or(u64::MAX);
+        ParamBreakdown {
+            embedding: n(self.embedding),
+            lm_head: n(self.lm_head),
+            positions: n(self.positions),
+            attention: n(self.attention),
+            dense_mlp: n(self.dense_mlp),
+            routed_experts: n(self.routed_experts),
+            routed_experts_active: n(self.routed_experts_active),
+            shared_experts: n(self.shared_experts),
+            router: n(self.router),
+            norms: n(self.norms),
+            encoder: n(self.encoder),
+        }
+    }
+}
+
 /// Counts parameters from the shape fields and the family rules.
 fn count_params(m: &ModelArch) -> ParamBreakdown {
+    count_params_wide(m).narrow()
+}
+
+/// [`count_params`] in `u128`.
+fn count_params_wide(m: &ModelArch) -> WideParams {
     let r = m.rules();
-    let h = m.hidden_size;
-    let layers = m.num_layers;
-    let q_width = m.num_attention_heads * m.head_dim;
-    let kv_width = m.num_kv_heads * m.head_dim;
+    let w = u128::from;
+    let h = w(m.hidden_size);
+    let layers = w(m.num_layers);
+    let heads = w(m.num_attention_heads);
+    let head_dim = w(m.head_dim);
+    let q_width = heads * head_dim;
+    let kv_width = w(m.num_kv_heads) * head_dim;
     let norm_size = if r.layer_norm { 2 * h } else { h };
 
     // Attention per layer.
@@ -331,16 +393,20 @@ fn count_params(m: &ModelArch) -> ParamBreakdown {
         Some(a) => {
             // MLA (DeepSeek-V3): q_a (h→q_lora) + q_a_norm + q_b (q_lora→heads·(nope+rope));
             // kv_a (h→kv_lora+rope) + kv_a_norm + kv_b (kv_lora→heads·(nope+v)); o (heads·v→h).
-            let qk = a.qk_nope_head_dim + a.qk_rope_head_dim;
-            let q = if a.q_lora_rank > 0 {
-                h * a.q_lora_rank + a.q_lora_rank + a.q_lora_rank * m.num_attention_heads * qk
+            let (q_lora, kv_lora) = (w(a.q_lora_rank), w(a.kv_lora_rank));
+            let (rope, nope, v) = (
+                w(a.qk_rope_head_dim),
+                w(a.qk_nope_head_dim),
+                w(a.v_head_dim),
+            );
+            let qk = nope + rope;
+            let q = if q_lora > 0 {
+                h * q_lora + q_lora + q_lora * heads * qk
             } else {
-                h * m.num_attention_heads * qk
+                h * heads * qk
             };
-            let kv = h * (a.kv_lora_rank + a.qk_rope_head_dim)
-                + a.kv_lora_rank
-                + a.kv_lora_rank * m.num_attention_heads * (a.qk_nope_head_dim + a.v_head_dim);
-            let o = m.num_attention_heads * a.v_head_dim * h;
+            let kv = h * (kv_lora + rope) + kv_lora + kv_lora * heads * (nope + v);
+            let o = heads * v * h;
             q + kv + o
         }
         None => {
@@ -353,10 +419,10 @@ fn count_params(m: &ModelArch) -> ParamBreakdown {
                 p += h;
             }
             if r.qk_norm {
-                p += 2 * m.head_dim;
+                p += 2 * head_dim;
             }
             if r.attention_sinks {
-                p += m.num_attention_heads;
+                p += heads;
             }
             p
         }
@@ -370,45 +436,44 @@ fn count_params(m: &ModelArch) -> ParamBreakdown {
     };
 
     // One FFN of width `w`: gated = 3·h·w, plain = 2·h·w, plus biases.
-    let ffn = |w: u64| -> u64 {
-        let mut p = m.mlp_type.matrices() * h * w;
+    let matrices = w(m.mlp_type.matrices());
+    let ffn = |width: u128| -> u128 {
+        let mut p = matrices * h * width;
         if r.mlp_bias {
-            p += (m.mlp_type.matrices() - 1) * w + h;
+            p += (matrices - 1) * width + h;
         }
         p
     };
+    let vocab = w(m.vocab_size);
 
-    let mut out = ParamBreakdown {
-        embedding: m.vocab_size * h,
-        lm_head: if m.tie_word_embeddings {
-            0
-        } else {
-            m.vocab_size * h
-        },
-        positions: r.learned_positions * h,
+    let mut out = WideParams {
+        embedding: vocab * h,
+        lm_head: if m.tie_word_embeddings { 0 } else { vocab * h },
+        positions: w(r.learned_positions) * h,
         attention: attn_per_layer * layers,
-        ..ParamBreakdown::default()
+        ..WideParams::default()
     };
 
-    let dense_layers = layers - m.moe_layers();
-    out.dense_mlp = ffn(m.intermediate_size) * dense_layers;
+    let moe_layers = w(m.moe_layers());
+    let dense_layers = layers - moe_layers;
+    out.dense_mlp = ffn(w(m.intermediate_size)) * dense_layers;
     if let Some(moe) = &m.moe {
-        let moe_layers = m.moe_layers();
-        let expert = ffn(moe.expert_intermediate_size);
-        out.routed_experts = expert * moe.num_experts * moe_layers;
-        out.routed_experts_active = expert * moe.experts_per_token * moe_layers;
-        out.shared_experts = expert * moe.num_shared_experts * moe_layers;
-        let router_bias = if r.router_bias { moe.num_experts } else { 0 };
-        out.router = (h * moe.num_experts + router_bias) * moe_layers;
+        let experts = w(moe.num_experts);
+        let expert = ffn(w(moe.expert_intermediate_size));
+        out.routed_experts = expert * experts * moe_layers;
+        out.routed_experts_active = expert * w(moe.experts_per_token) * moe_layers;
+        out.shared_experts = expert * w(moe.num_shared_experts) * moe_layers;
+        let router_bias = if r.router_bias { experts } else { 0 };
+        out.router = (h * experts + router_bias) * moe_layers;
     }
 
     // Norms: per layer, plus the final norm; MLA adds its two latent norms
     // (counted in attention above).
-    let norms_per_layer = if r.parallel_block {
+    let norms_per_layer = w(if r.parallel_block {
         2
     } else {
         r.norms_per_layer
-    };
+    });
     let cross_attention_norm = if whisper { norm_size } else { 0 };
     out.norms = (norms_per_layer * norm_size + cross_attention_norm) * layers + norm_size;
 
@@ -419,9 +484,9 @@ fn count_params(m: &ModelArch) -> ParamBreakdown {
             // Conv stem: conv1 (mel→h, k=3) and conv2 (h→h, k=3) with biases;
             // sinusoidal positions stored as a table; layers with self-attention
             // and FFN; 2 LayerNorms per layer; a final LayerNorm.
-            let conv = enc.num_mel_bins * h * 3 + h + h * h * 3 + h;
-            let enc_layer = attn_per_layer + ffn(m.intermediate_size) + 2 * norm_size;
-            out.encoder = conv + enc.positions * h + enc_layer * enc.layers + norm_size;
+            let conv = w(enc.num_mel_bins) * h * 3 + h + h * h * 3 + h;
+            let enc_layer = attn_per_layer + ffn(w(m.intermediate_size)) + 2 * norm_size;
+            out.encoder = conv + w(enc.positions) * h + enc_layer * w(enc.layers) + norm_size;
         }
     }
     out
@@ -478,7 +543,17 @@ pub fn parse_parametric_gpt(id: &str) -> Option<std::result::Result<ModelArch, S
             "parametric model id `{id}`: hidden {hidden} is not divisible by heads {heads}"
         )));
     }
-    Some(Ok(ModelArch {
+    // The FFN is 4 × hidden, so hidden may be at most a quarter of the widest width.
+    let Some(intermediate_size) = hidden
+        .checked_mul(4)
+        .filter(|w| limits::MODEL_WIDTH.contains(*w))
+    else {
+        return Some(Err(format!(
+            "parametric model id `{id}`: h (hidden) = {hidden}: expected a whole number from 1 to {} (the FFN is 4 × hidden)",
+            limits::MODEL_WIDTH.max / 4
+        )));
+    };
+    let m = ModelArch {
         id: lower.clone(),
         hf_repo: None,
         aliases: vec![],
@@ -488,7 +563,7 @@ pub fn parse_parametric_gpt(id: &str) -> Option<std::result::Result<ModelArch, S
         num_attention_heads: heads,
         num_kv_heads: heads,
         head_dim: hidden / heads,
-        intermediate_size: 4 * hidden,
+        intermediate_size,
         vocab_size: vocab,
         tie_word_embeddings: true,
         max_position_embeddings: seq,
@@ -500,54 +575,143 @@ pub fn parse_parametric_gpt(id: &str) -> Option<std::result::Result<ModelArch, S
         official_params_b: None,
         exact_params: None,
         source: "parametric GPT id (Megatron-LM GPT: MHA, FFN 4h, GELU, learned positions, tied embeddings)".to_string(),
-    }))
+    };
+    if let Err((field, value, expected)) = check_model(&m) {
+        let part = match field.as_str() {
+            "hidden_size" => "h (hidden)",
+            "num_layers" => "l (layers)",
+            "num_attention_heads" | "num_kv_heads" => "a (heads)",
+            "vocab_size" => "v (vocab)",
+            "max_position_embeddings" | "learned_positions" => "s (sequence)",
+            _ => "shape",
+        };
+        return Some(Err(format!(
+            "parametric model id `{id}`: {part} = {value}: expected {expected}"
+        )));
+    }
+    Some(Ok(m))
 }
 
-/// Checks the consistency of a model's shape; returns what is wrong.
-pub fn check_model(m: &ModelArch) -> std::result::Result<(), (String, String)> {
-    let positive = [
-        ("num_layers", m.num_layers),
-        ("hidden_size", m.hidden_size),
-        ("num_attention_heads", m.num_attention_heads),
-        ("num_kv_heads", m.num_kv_heads),
-        ("head_dim", m.head_dim),
-        ("intermediate_size", m.intermediate_size),
-        ("vocab_size", m.vocab_size),
-        ("max_position_embeddings", m.max_position_embeddings),
+/// Checks a model's shape: every field inside its range of [`crate::limits`],
+/// the heads and experts consistent, and at most [`limits::MAX_MODEL_PARAMS`]
+/// parameters in all. On failure returns the field (as `models.csv` names
+/// it), the value and what is expected, in words.
+pub fn check_model(m: &ModelArch) -> std::result::Result<(), (String, String, String)> {
+    let fail =
+        |field: &str, value: String, expected: String| Err((field.to_string(), value, expected));
+    let mut ranges: Vec<(&str, u64, Count)> = vec![
+        ("num_layers", m.num_layers, limits::MODEL_LAYERS),
+        ("hidden_size", m.hidden_size, limits::MODEL_WIDTH),
+        (
+            "num_attention_heads",
+            m.num_attention_heads,
+            limits::MODEL_HEADS,
+        ),
+        ("num_kv_heads", m.num_kv_heads, limits::MODEL_HEADS),
+        ("head_dim", m.head_dim, limits::MODEL_WIDTH),
+        (
+            "intermediate_size",
+            m.intermediate_size,
+            limits::MODEL_WIDTH,
+        ),
+        ("vocab_size", m.vocab_size, limits::MODEL_VOCAB),
+        (
+            "max_position_embeddings",
+            m.max_position_embeddings,
+            limits::MODEL_CONTEXT,
+        ),
     ];
-    for (field, v) in positive {
-        if v == 0 {
-            return Err((field.to_string(), "a whole number >= 1".to_string()));
+    if let Some(w) = m.sliding_window {
+        ranges.push(("sliding_window", w, limits::MODEL_CONTEXT));
+    }
+    if let Some(moe) = &m.moe {
+        ranges.extend([
+            ("num_experts", moe.num_experts, limits::MODEL_EXPERTS),
+            (
+                "experts_per_token",
+                moe.experts_per_token,
+                limits::MODEL_EXPERTS,
+            ),
+            (
+                "num_shared_experts",
+                moe.num_shared_experts,
+                limits::MODEL_SMALL_COUNT,
+            ),
+            (
+                "moe_intermediate_size",
+                moe.expert_intermediate_size,
+                limits::MODEL_WIDTH,
+            ),
+            (
+                "first_dense_layers",
+                moe.first_dense_layers,
+                limits::MODEL_SMALL_COUNT,
+            ),
+        ]);
+    }
+    if let Some(a) = &m.mla {
+        let rank_or_zero = Count::new(0, limits::MODEL_WIDTH.max);
+        ranges.extend([
+            ("q_lora_rank", a.q_lora_rank, rank_or_zero),
+            ("kv_lora_rank", a.kv_lora_rank, limits::MODEL_WIDTH),
+            ("qk_rope_head_dim", a.qk_rope_head_dim, limits::MODEL_WIDTH),
+            ("qk_nope_head_dim", a.qk_nope_head_dim, limits::MODEL_WIDTH),
+            ("v_head_dim", a.v_head_dim, limits::MODEL_WIDTH),
+        ]);
+    }
+    if let Some(e) = &m.encoder {
+        ranges.extend([
+            ("encoder_layers", e.layers, limits::MODEL_LAYERS),
+            (
+                "encoder_positions",
+                e.positions,
+                limits::MODEL_ENCODER_POSITIONS,
+            ),
+            ("num_mel_bins", e.num_mel_bins, limits::MODEL_WIDTH),
+        ]);
+    }
+    for (field, v, range) in ranges {
+        if !range.contains(v) {
+            return fail(field, v.to_string(), range.describe());
         }
     }
     if m.mla.is_none() && !m.num_attention_heads.is_multiple_of(m.num_kv_heads) {
-        return Err((
-            "num_kv_heads".to_string(),
+        return fail(
+            "num_kv_heads",
+            m.num_kv_heads.to_string(),
             format!(
                 "a divisor of num_attention_heads ({})",
                 m.num_attention_heads
             ),
-        ));
+        );
     }
     if let Some(moe) = &m.moe {
-        if moe.num_experts == 0 || moe.experts_per_token == 0 {
-            return Err((
-                "num_experts".to_string(),
-                "num_experts and experts_per_token >= 1".to_string(),
-            ));
-        }
         if moe.experts_per_token > moe.num_experts {
-            return Err((
-                "experts_per_token".to_string(),
+            return fail(
+                "experts_per_token",
+                moe.experts_per_token.to_string(),
                 format!("at most num_experts ({})", moe.num_experts),
-            ));
+            );
         }
         if moe.first_dense_layers > m.num_layers {
-            return Err((
-                "first_dense_layers".to_string(),
+            return fail(
+                "first_dense_layers",
+                moe.first_dense_layers.to_string(),
                 format!("at most num_layers ({})", m.num_layers),
-            ));
+            );
         }
+    }
+    let total = count_params_wide(m).total();
+    // u128 → f64 is exact enough for a bound of 10^14.
+    if total as f64 > limits::MAX_MODEL_PARAMS {
+        return fail(
+            "shape",
+            format!("{:.3e} parameters", total as f64),
+            format!(
+                "at most {:e} parameters (the fields multiply to an absurd model)",
+                limits::MAX_MODEL_PARAMS
+            ),
+        );
     }
     Ok(())
 }
@@ -583,36 +747,43 @@ pub(crate) fn parse_models(file: &str, text: &str) -> Result<Vec<ModelArch>> {
                 )))
             }
         };
-        let moe = match row.opt_u64("num_experts")? {
+        let width = |column: &str| row.count(column, limits::MODEL_WIDTH);
+        let small = |column: &str| row.opt_count(column, limits::MODEL_SMALL_COUNT);
+        let moe = match row.opt_count("num_experts", Count::new(0, limits::MODEL_EXPERTS.max))? {
             Some(n) if n > 0 => Some(MoeSpec {
                 num_experts: n,
-                experts_per_token: row.positive_u64("experts_per_token")?,
-                num_shared_experts: row.opt_u64("num_shared_experts")?.unwrap_or(0),
-                expert_intermediate_size: row
-                    .opt_u64("moe_intermediate_size")?
-                    .unwrap_or(row.positive_u64("intermediate_size")?),
-                first_dense_layers: row.opt_u64("first_dense_layers")?.unwrap_or(0),
+                experts_per_token: row.count("experts_per_token", limits::MODEL_EXPERTS)?,
+                num_shared_experts: small("num_shared_experts")?.unwrap_or(0),
+                expert_intermediate_size: match row
+                    .opt_count("moe_intermediate_size", limits::MODEL_WIDTH)?
+                {
+                    Some(w) => w,
+                    None => width("intermediate_size")?,
+                },
+                first_dense_layers: small("first_dense_layers")?.unwrap_or(0),
             }),
             _ => None,
         };
-        let mla = match row.opt_u64("kv_lora_rank")? {
+        let rank_or_zero = Count::new(0, limits::MODEL_WIDTH.max);
+        let mla = match row.opt_count("kv_lora_rank", rank_or_zero)? {
             Some(k) if k > 0 => Some(MlaSpec {
-                q_lora_rank: row.opt_u64("q_lora_rank")?.unwrap_or(0),
+                q_lora_rank: row.opt_count("q_lora_rank", rank_or_zero)?.unwrap_or(0),
                 kv_lora_rank: k,
-                qk_rope_head_dim: row.positive_u64("qk_rope_head_dim")?,
-                qk_nope_head_dim: row.positive_u64("qk_nope_head_dim")?,
-                v_head_dim: row.positive_u64("v_head_dim")?,
+                qk_rope_head_dim: width("qk_rope_head_dim")?,
+                qk_nope_head_dim: width("qk_nope_head_dim")?,
+                v_head_dim: width("v_head_dim")?,
             }),
             _ => None,
         };
-        let encoder = match row.opt_u64("encoder_layers")? {
-            Some(l) if l > 0 => Some(EncoderSpec {
-                layers: l,
-                positions: row.positive_u64("encoder_positions")?,
-                num_mel_bins: row.positive_u64("num_mel_bins")?,
-            }),
-            _ => None,
-        };
+        let encoder =
+            match row.opt_count("encoder_layers", Count::new(0, limits::MODEL_LAYERS.max))? {
+                Some(l) if l > 0 => Some(EncoderSpec {
+                    layers: l,
+                    positions: row.count("encoder_positions", limits::MODEL_ENCODER_POSITIONS)?,
+                    num_mel_bins: width("num_mel_bins")?,
+                }),
+                _ => None,
+            };
         let m = ModelArch {
             hf_repo: row.opt_string("hf_repo"),
             aliases: row
@@ -623,27 +794,31 @@ pub(crate) fn parse_models(file: &str, text: &str) -> Result<Vec<ModelArch>> {
                 .map(str::to_string)
                 .collect(),
             architecture: row.string("architecture")?,
-            num_layers: row.positive_u64("num_layers")?,
-            hidden_size: row.positive_u64("hidden_size")?,
-            num_attention_heads: row.positive_u64("num_attention_heads")?,
-            num_kv_heads: row.positive_u64("num_kv_heads")?,
-            head_dim: row.positive_u64("head_dim")?,
-            intermediate_size: row.positive_u64("intermediate_size")?,
-            vocab_size: row.positive_u64("vocab_size")?,
+            num_layers: row.count("num_layers", limits::MODEL_LAYERS)?,
+            hidden_size: width("hidden_size")?,
+            num_attention_heads: row.count("num_attention_heads", limits::MODEL_HEADS)?,
+            num_kv_heads: row.count("num_kv_heads", limits::MODEL_HEADS)?,
+            head_dim: width("head_dim")?,
+            intermediate_size: width("intermediate_size")?,
+            vocab_size: row.count("vocab_size", limits::MODEL_VOCAB)?,
             tie_word_embeddings: row.bool_or("tie_word_embeddings", false)?,
-            max_position_embeddings: row.opt_u64("max_position_embeddings")?.unwrap_or(4096),
+            max_position_embeddings: row
+                .opt_count("max_position_embeddings", limits::MODEL_CONTEXT)?
+                .unwrap_or(4096),
             mlp_type,
             moe,
             mla,
-            sliding_window: row.opt_u64("sliding_window")?,
+            sliding_window: row.opt_count("sliding_window", limits::MODEL_CONTEXT)?,
             encoder,
-            official_params_b: row.opt_f64("official_params", 0.0)?,
-            exact_params: row.opt_u64("exact_params")?,
+            official_params_b: row.opt_span("official_params", limits::MODEL_OFFICIAL_PARAMS_B)?,
+            exact_params: row.opt_count(
+                "exact_params",
+                Count::new(1, limits::MAX_MODEL_PARAMS as u64),
+            )?,
             source: row.string("source")?,
             id,
         };
-        if let Err((field, expected)) = check_model(&m) {
-            let value = row.text(&field).to_string();
+        if let Err((field, value, expected)) = check_model(&m) {
             return Err(row.error(CatalogError::invalid(&field, value, expected)));
         }
         out.push(m);
@@ -718,6 +893,30 @@ mod tests {
         assert!(parse_parametric_gpt("gpt-h100-l2-a3").unwrap().is_err());
         assert!(parse_parametric_gpt("gpt-h128-l2").unwrap().is_err());
         assert!(parse_parametric_gpt("gpt-h128-lx-a2").unwrap().is_err());
+        let e = parse_parametric_gpt("gpt-h18446744073709551615-l2-a1")
+            .unwrap()
+            .unwrap_err();
+        assert!(e.contains("hidden") && e.contains("262144"), "{e}");
+    }
+
+    /// Every field is in range on its own, but the product is 5·10^16
+    /// parameters: rejected instead of wrapping to a small count.
+    #[test]
+    fn absurd_products_are_rejected_not_wrapped() {
+        let mut m = llama2_7b();
+        m.hidden_size = limits::MODEL_WIDTH.max;
+        m.intermediate_size = limits::MODEL_WIDTH.max;
+        m.num_layers = limits::MODEL_LAYERS.max;
+        let (field, value, _) = check_model(&m).unwrap_err();
+        assert_eq!(field, "shape");
+        assert!(value.ends_with("e16 parameters"), "{value}");
+        let mut m = llama2_7b();
+        m.vocab_size = u64::MAX;
+        assert_eq!(check_model(&m).unwrap_err().0, "vocab_size");
+        let mut m = llama2_7b();
+        m.head_dim = 1 << 62;
+        assert_eq!(check_model(&m).unwrap_err().0, "head_dim");
+        assert!(check_model(&llama2_7b()).is_ok());
     }
 
     #[test]

@@ -2,7 +2,8 @@
 //! and the importer for SkyPilot's `vms.csv` format.
 
 use crate::error::{CatalogError, Result};
-use crate::table::{DuplicateCheck, Table};
+use crate::limits;
+use crate::table::{DuplicateCheck, Row, Table};
 use serde::Serialize;
 
 /// Scale-up fabric between the accelerators of one instance.
@@ -159,14 +160,12 @@ pub(crate) fn parse_offerings(file: &str, text: &str) -> Result<Vec<Offering>> {
         out.push(Offering {
             accelerator: row.string("accelerator")?,
             gpu: None,
-            accelerator_count: row.positive_f64("accelerator_count")?,
-            vcpus: row.opt_f64("vcpus", 0.0)?,
-            memory_gib: row.opt_f64("memory_gib", 0.0)?,
+            accelerator_count: row.span("accelerator_count", limits::OFFERING_ACCELERATOR_COUNT)?,
+            vcpus: row.opt_span("vcpus", limits::OFFERING_VCPUS)?,
+            memory_gib: row.opt_span("memory_gib", limits::OFFERING_MEMORY_GIB)?,
             zone,
-            price_per_hour: row.opt_f64("price_per_hour", 0.0)?.filter(|p| *p > 0.0),
-            spot_price_per_hour: row
-                .opt_f64("spot_price_per_hour", 0.0)?
-                .filter(|p| *p > 0.0),
+            price_per_hour: price(&row, "price_per_hour")?,
+            spot_price_per_hour: price(&row, "spot_price_per_hour")?,
             interconnect: row.opt_string("interconnect").unwrap_or_default(),
             source_snapshot: row
                 .opt_string("source_snapshot")
@@ -179,11 +178,30 @@ pub(crate) fn parse_offerings(file: &str, text: &str) -> Result<Vec<Offering>> {
     Ok(out)
 }
 
+/// A price cell: empty or 0 = not offered, else within
+/// [`limits::OFFERING_PRICE_USD_PER_HOUR`].
+fn price(row: &Row<'_>, column: &str) -> Result<Option<f64>> {
+    Ok(row
+        .opt_span(column, limits::OFFERING_PRICE_USD_PER_HOUR)?
+        .filter(|p| *p > 0.0))
+}
+
 /// Imports SkyPilot's catalog format (`vms.csv`: InstanceType, AcceleratorName,
 /// AcceleratorCount, vCPUs, MemoryGiB, Price, SpotPrice, Region,
 /// AvailabilityZone). Rows without an accelerator (CPU instances) or without
-/// a price are skipped; `provider` names the cloud the file describes.
+/// a price are skipped; `provider` names the cloud the file describes and
+/// must not be empty. A second row with the same instance type, region and
+/// zone is rejected, as in `cloud_offerings.csv`.
 pub fn import_skypilot_vms(file: &str, text: &str, provider: &str) -> Result<Vec<Offering>> {
+    let provider = provider.trim().to_ascii_lowercase();
+    if provider.is_empty() {
+        return Err(CatalogError::invalid(
+            "--skypilot-provider",
+            "",
+            "the provider the file describes (aws, gcp, azure, ...)",
+        )
+        .in_file(file));
+    }
     let table = Table::parse(file, text)?;
     table.require(&[
         "InstanceType",
@@ -193,34 +211,33 @@ pub fn import_skypilot_vms(file: &str, text: &str, provider: &str) -> Result<Vec
         "Region",
     ])?;
     let snapshot = format!("{file} (SkyPilot vms.csv import)");
+    let mut dups = DuplicateCheck::new();
     let mut out = Vec::new();
     for row in table.rows() {
         let Some(accelerator) = row.opt_string("AcceleratorName") else {
             continue;
         };
-        let Some(price) = row.opt_f64("Price", 0.0)?.filter(|p| *p > 0.0) else {
+        let Some(on_demand) = price(&row, "Price")? else {
             continue;
         };
-        let count = row.opt_f64("AcceleratorCount", 0.0)?.filter(|c| *c > 0.0);
-        let Some(count) = count else {
-            return Err(row.error(CatalogError::invalid(
-                "AcceleratorCount",
-                row.text("AcceleratorCount"),
-                "a number > 0 when AcceleratorName is set",
-            )));
-        };
+        let count = row.span("AcceleratorCount", limits::OFFERING_ACCELERATOR_COUNT)?;
+        let instance_type = row.string("InstanceType")?;
+        let region = row.string("Region")?;
+        let zone = row.opt_string("AvailabilityZone");
+        let key = format!("{instance_type}/{region}/{}", zone.as_deref().unwrap_or(""));
+        dups.check(&row, "InstanceType", &key)?;
         out.push(Offering {
-            provider: provider.to_ascii_lowercase(),
-            instance_type: row.string("InstanceType")?,
+            provider: provider.clone(),
+            instance_type,
             accelerator,
             gpu: None,
             accelerator_count: count,
-            vcpus: row.opt_f64("vCPUs", 0.0)?,
-            memory_gib: row.opt_f64("MemoryGiB", 0.0)?,
-            region: row.string("Region")?,
-            zone: row.opt_string("AvailabilityZone"),
-            price_per_hour: Some(price),
-            spot_price_per_hour: row.opt_f64("SpotPrice", 0.0)?.filter(|p| *p > 0.0),
+            vcpus: row.opt_span("vCPUs", limits::OFFERING_VCPUS)?,
+            memory_gib: row.opt_span("MemoryGiB", limits::OFFERING_MEMORY_GIB)?,
+            region,
+            zone,
+            price_per_hour: Some(on_demand),
+            spot_price_per_hour: price(&row, "SpotPrice")?,
             interconnect: String::new(),
             source_snapshot: snapshot.clone(),
         });
@@ -303,5 +320,61 @@ mod tests {
             err.contains("AcceleratorCount") && err.contains("line 2"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn skypilot_import_rejects_duplicates_empty_provider_and_absurd_counts() {
+        let header =
+            "InstanceType,AcceleratorName,AcceleratorCount,Price,Region,AvailabilityZone\n";
+        let row = "p5,H100,8,98,us-east-1,us-east-1a\n";
+        let err = import_skypilot_vms("vms.csv", &format!("{header}{row}{row}"), "aws")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("line 3") && err.contains("first defined on line 2"),
+            "{err}"
+        );
+        let err = import_skypilot_vms("vms.csv", &format!("{header}{row}"), " ")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("--skypilot-provider"), "{err}");
+        let err = import_skypilot_vms(
+            "vms.csv",
+            &format!("{header}p5,H100,1e12,98,us-east-1,\n"),
+            "aws",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains("AcceleratorCount") && err.contains("1e12") && err.contains("65536"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn offerings_reject_absurd_counts_and_prices() {
+        let header = "provider,instance_type,accelerator,accelerator_count,region,price_per_hour\n";
+        for (row, needle, range) in [
+            (
+                "aws,p5,H100,1e12,us-east-1,98",
+                "accelerator_count",
+                "at most 65536",
+            ),
+            (
+                "aws,p5,H100,8,us-east-1,1e300",
+                "price_per_hour",
+                "from 0 to 10000000",
+            ),
+            (
+                "aws,p5,H100,8,us-east-1,NaN",
+                "price_per_hour",
+                "from 0 to 10000000",
+            ),
+        ] {
+            let err = parse_offerings("o.csv", &format!("{header}{row}\n"))
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains(needle) && err.contains(range), "{err}");
+        }
     }
 }

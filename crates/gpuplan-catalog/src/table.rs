@@ -1,6 +1,7 @@
 //! Reading CSV tables with errors that name the file, line and field.
 
 use crate::error::{CatalogError, CatalogErrorKind, Result};
+use crate::limits::{Count, Span};
 use std::collections::HashMap;
 
 /// A parsed CSV table: header index plus rows, each with its 1-based line number.
@@ -111,49 +112,38 @@ impl Row<'_> {
         (!t.is_empty()).then(|| t.to_string())
     }
 
-    /// An optional finite number that must be `>= min` (None when the cell is empty).
-    pub fn opt_f64(&self, column: &str, min: f64) -> Result<Option<f64>> {
-        let t = self.text(column);
-        if t.is_empty() {
-            return Ok(None);
-        }
-        match t.parse::<f64>() {
-            Ok(v) if v.is_finite() && v >= min => Ok(Some(v)),
-            _ => Err(self.locate(CatalogError::invalid(
-                column,
-                t,
-                format!("a number >= {min}"),
-            ))),
-        }
-    }
-
-    /// A required finite number that must be `> 0`.
-    pub fn positive_f64(&self, column: &str) -> Result<f64> {
-        let t = self.text(column);
-        match t.parse::<f64>() {
-            Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
-            _ => Err(self.locate(CatalogError::invalid(column, t, "a number > 0"))),
-        }
-    }
-
-    /// An optional non-negative integer.
-    pub fn opt_u64(&self, column: &str) -> Result<Option<u64>> {
-        let t = self.text(column);
-        if t.is_empty() {
-            return Ok(None);
-        }
-        t.parse::<u64>()
-            .map(Some)
-            .map_err(|_| self.locate(CatalogError::invalid(column, t, "a whole number >= 0")))
-    }
-
-    /// A required integer `>= 1`.
-    pub fn positive_u64(&self, column: &str) -> Result<u64> {
+    /// A required whole number inside `range`.
+    pub fn count(&self, column: &str, range: Count) -> Result<u64> {
         let t = self.text(column);
         match t.parse::<u64>() {
-            Ok(v) if v >= 1 => Ok(v),
-            _ => Err(self.locate(CatalogError::invalid(column, t, "a whole number >= 1"))),
+            Ok(v) if range.contains(v) => Ok(v),
+            _ => Err(self.locate(CatalogError::invalid(column, t, range.describe()))),
         }
+    }
+
+    /// An optional whole number inside `range` (None when the cell is empty).
+    pub fn opt_count(&self, column: &str, range: Count) -> Result<Option<u64>> {
+        if self.text(column).is_empty() {
+            return Ok(None);
+        }
+        self.count(column, range).map(Some)
+    }
+
+    /// A required finite number inside `range`.
+    pub fn span(&self, column: &str, range: Span) -> Result<f64> {
+        let t = self.text(column);
+        match t.parse::<f64>() {
+            Ok(v) if range.contains(v) => Ok(v),
+            _ => Err(self.locate(CatalogError::invalid(column, t, range.describe()))),
+        }
+    }
+
+    /// An optional finite number inside `range` (None when the cell is empty).
+    pub fn opt_span(&self, column: &str, range: Span) -> Result<Option<f64>> {
+        if self.text(column).is_empty() {
+            return Ok(None);
+        }
+        self.span(column, range).map(Some)
     }
 
     /// A boolean written `true`/`false` (empty = `default`).

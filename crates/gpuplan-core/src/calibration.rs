@@ -2,9 +2,16 @@
 //!
 //! Each factor has a meaning and bounds; they are fitted only on the
 //! inference rows of `benchmarks_dev.csv` by `gpuplan validate --fit`.
+//!
+//! The bundled table is the one set of defaults: a user's table is parsed
+//! like every other CSV (csv + serde), must name every bundled factor exactly
+//! once and no other, and each value must lie within its bundled bounds.
 
 use crate::error::{CoreError, Result};
 use gpuplan_catalog::{GpuSpec, Precision};
+use serde::Deserialize;
+use std::collections::HashMap;
+use std::sync::OnceLock;
 
 /// The bundled calibration table.
 pub const BUNDLED_CALIBRATION: &str = include_str!("../../../data/calibration.csv");
@@ -48,51 +55,148 @@ pub fn precision_class(compute: Precision) -> &'static str {
     }
 }
 
+/// One row of the CSV as written.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawFactor {
+    name: String,
+    value: f64,
+    min: f64,
+    max: f64,
+    meaning: String,
+}
+
+/// Parses rows: syntax, finite numbers, `min <= value <= max`, no name
+/// twice. Each factor comes with its line.
+fn parse_rows(text: &str) -> Result<Vec<(u64, Factor)>> {
+    let mut reader = csv::ReaderBuilder::new()
+        .trim(csv::Trim::All)
+        .from_reader(text.as_bytes());
+    let malformed = |line: u64, e: &csv::Error| {
+        CoreError::invalid(
+            format!("line {line}"),
+            e.to_string(),
+            "a row name,value,min,max,meaning with numbers in value, min and max",
+        )
+    };
+    let headers = reader.headers().map_err(|e| malformed(1, &e))?.clone();
+    let mut factors: Vec<(u64, Factor)> = Vec::new();
+    let mut lines: HashMap<String, u64> = HashMap::new();
+    for record in reader.records() {
+        let record =
+            record.map_err(|e| malformed(e.position().map(|p| p.line()).unwrap_or(0), &e))?;
+        let line = record.position().map(|p| p.line()).unwrap_or(0);
+        let record: RawFactor = record
+            .deserialize(Some(&headers))
+            .map_err(|e| malformed(line, &e))?;
+        let RawFactor {
+            name,
+            value,
+            min,
+            max,
+            meaning,
+        } = record;
+        if let Some(first) = lines.insert(name.clone(), line) {
+            return Err(CoreError::invalid(
+                format!("name (line {line})"),
+                &name,
+                format!("each factor once (first set on line {first})"),
+            ));
+        }
+        if !(min.is_finite() && max.is_finite() && min <= value && value <= max) {
+            return Err(CoreError::invalid(
+                format!("{name}.value (line {line})"),
+                value.to_string(),
+                format!("a number from min ({min}) to max ({max})"),
+            ));
+        }
+        factors.push((
+            line,
+            Factor {
+                name,
+                value,
+                min,
+                max,
+                meaning,
+            },
+        ));
+    }
+    Ok(factors)
+}
+
+/// The bundled table, parsed once.
+fn bundled_table() -> &'static Calibration {
+    static BUNDLED: OnceLock<Calibration> = OnceLock::new();
+    BUNDLED.get_or_init(|| Calibration {
+        // The bundled table is checked by a unit test, so this never comes back empty.
+        factors: parse_rows(BUNDLED_CALIBRATION)
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(_, f)| f)
+            .collect(),
+    })
+}
+
 impl Calibration {
     /// The bundled factors.
     pub fn bundled() -> Calibration {
-        // The bundled table is checked by a unit test; fall back to nothing can't happen.
-        Calibration::parse(BUNDLED_CALIBRATION).unwrap_or(Calibration { factors: vec![] })
+        bundled_table().clone()
     }
 
-    /// Parses the CSV (`name,value,min,max,meaning`).
+    /// Parses a calibration table (`name,value,min,max,meaning`). Every factor
+    /// of the bundled table must appear exactly once and no other; each value
+    /// must lie within its own row's bounds and the bundled bounds (an
+    /// efficiency of 50 = 5000% is rejected). Errors name the line, field,
+    /// value and range; the caller adds the file name.
     pub fn parse(text: &str) -> Result<Calibration> {
-        let mut factors = Vec::new();
-        for (i, line) in text.lines().enumerate().skip(1) {
-            if line.trim().is_empty() {
-                continue;
-            }
-            let mut parts = line.splitn(5, ',');
-            let mut next = || parts.next().unwrap_or("").trim().to_string();
-            let name = next();
-            let nums: Vec<String> = (0..3).map(|_| next()).collect();
-            let meaning = next().trim_matches('"').to_string();
-            let parse = |s: &str, what: &str| {
-                s.parse::<f64>().map_err(|_| {
-                    CoreError::invalid(
-                        format!("calibration.csv line {} {what}", i + 1),
-                        s,
-                        "a number",
-                    )
-                })
-            };
-            let f = Factor {
-                value: parse(&nums[0], "value")?,
-                min: parse(&nums[1], "min")?,
-                max: parse(&nums[2], "max")?,
-                meaning,
-                name,
-            };
-            if !(f.min <= f.value && f.value <= f.max) {
+        let factors = parse_rows(text)?;
+        let bundled = bundled_table();
+        for (line, f) in &factors {
+            let Some(b) = bundled.factors.iter().find(|b| b.name == f.name) else {
                 return Err(CoreError::invalid(
-                    format!("calibration.csv line {} value", i + 1),
+                    format!("name (line {line})"),
+                    &f.name,
+                    format!(
+                        "one of the factors of data/calibration.csv: {}",
+                        bundled
+                            .factors
+                            .iter()
+                            .map(|b| b.name.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                ));
+            };
+            if !(b.min <= f.value && f.value <= b.max) {
+                return Err(CoreError::invalid(
+                    format!("{}.value (line {line})", f.name),
                     f.value.to_string(),
-                    format!("within [{}, {}]", f.min, f.max),
+                    format!(
+                        "a number from {} to {} (the physically sensible bounds of this factor)",
+                        b.min, b.max
+                    ),
                 ));
             }
-            factors.push(f);
         }
-        Ok(Calibration { factors })
+        let missing: Vec<&str> = bundled
+            .factors
+            .iter()
+            .filter(|b| !factors.iter().any(|(_, f)| f.name == b.name))
+            .map(|b| b.name.as_str())
+            .collect();
+        if !missing.is_empty() {
+            return Err(CoreError::invalid(
+                "factors",
+                format!("{} of {} given", factors.len(), bundled.factors.len()),
+                format!(
+                    "every factor of data/calibration.csv; missing: {}",
+                    missing.join(", ")
+                ),
+            ));
+        }
+        Ok(Calibration {
+            factors: factors.into_iter().map(|(_, f)| f).collect(),
+        })
     }
 
     /// Writes the CSV back.
@@ -115,8 +219,12 @@ impl Calibration {
             .map(|f| f.value)
     }
 
-    fn get_or(&self, name: &str, default: f64) -> f64 {
-        self.get(name).unwrap_or(default)
+    /// A factor that every parsed table has; a hand-built table without it
+    /// falls back to the bundled value (the one set of defaults).
+    fn required(&self, name: &str) -> f64 {
+        self.get(name)
+            .or_else(|| bundled_table().get(name))
+            .unwrap_or(f64::NAN)
     }
 
     /// Mean of the factors whose name starts with `prefix`.
@@ -141,7 +249,8 @@ impl Calibration {
         ))
         .or_else(|| self.mean_of(&format!("compute_efficiency.{fam}.")))
         .or_else(|| self.mean_of("compute_efficiency."))
-        .unwrap_or(0.5)
+        .or_else(|| bundled_table().mean_of("compute_efficiency."))
+        .unwrap_or(f64::NAN)
     }
 
     /// Achieved share of memory bandwidth for this GPU family (mean of the
@@ -149,7 +258,8 @@ impl Calibration {
     pub fn bandwidth_efficiency(&self, gpu: &GpuSpec) -> f64 {
         self.get(&format!("bandwidth_efficiency.{}", family(gpu)))
             .or_else(|| self.mean_of("bandwidth_efficiency."))
-            .unwrap_or(0.8)
+            .or_else(|| bundled_table().mean_of("bandwidth_efficiency."))
+            .unwrap_or(f64::NAN)
     }
 
     /// Whether the GPU's family has fitted factors (else the estimate extrapolates).
@@ -160,42 +270,42 @@ impl Calibration {
 
     /// NVLink all-reduce efficiency.
     pub fn allreduce_nvlink_efficiency(&self) -> f64 {
-        self.get_or("allreduce_nvlink_efficiency", 0.6)
+        self.required("allreduce_nvlink_efficiency")
     }
 
     /// Effective PCIe gen4 all-reduce bandwidth, GB/s.
     pub fn allreduce_pcie_gen4_gbps(&self) -> f64 {
-        self.get_or("allreduce_pcie_gen4_gbps", 16.0)
+        self.required("allreduce_pcie_gen4_gbps")
     }
 
     /// Ring-step latency over NVLink, seconds.
     pub fn hop_latency_nvlink_s(&self) -> f64 {
-        self.get_or("allreduce_hop_latency_nvlink_us", 3.0) * 1e-6
+        self.required("allreduce_hop_latency_nvlink_us") * 1e-6
     }
 
     /// Ring-step latency over PCIe, seconds.
     pub fn hop_latency_pcie_s(&self) -> f64 {
-        self.get_or("allreduce_hop_latency_pcie_us", 6.0) * 1e-6
+        self.required("allreduce_hop_latency_pcie_us") * 1e-6
     }
 
     /// Fixed cost per iteration per pipeline stage, seconds.
     pub fn iteration_overhead_s(&self) -> f64 {
-        self.get_or("iteration_overhead_ms", 3.0) * 1e-3
+        self.required("iteration_overhead_ms") * 1e-3
     }
 
     /// Roofline overlap exponent.
     pub fn roofline_exponent(&self) -> f64 {
-        self.get_or("roofline_overlap_exponent", 1.4)
+        self.required("roofline_overlap_exponent")
     }
 
     /// Expert GEMM efficiency relative to dense.
     pub fn moe_gemm_efficiency(&self) -> f64 {
-        self.get_or("moe_gemm_efficiency", 0.7)
+        self.required("moe_gemm_efficiency")
     }
 
     /// TensorRT-LLM runtime memory reserve, GiB.
     pub fn trtllm_reserve_gib(&self) -> f64 {
-        self.get_or("trtllm_runtime_reserve_gib", 2.85)
+        self.required("trtllm_runtime_reserve_gib")
     }
 }
 
@@ -214,6 +324,78 @@ mod tests {
             assert!((a.value - b.value).abs() < 1e-4);
             assert_eq!(a.meaning, b.meaning);
         }
+    }
+
+    /// Every accessor reads a factor the bundled table has: none falls back to NaN.
+    #[test]
+    fn every_accessor_is_backed_by_the_bundled_table() {
+        let empty = Calibration { factors: vec![] };
+        let c = Calibration::bundled();
+        let gpu = crate::test_support::gpu("H100");
+        for (a, b) in [
+            (
+                empty.allreduce_nvlink_efficiency(),
+                c.allreduce_nvlink_efficiency(),
+            ),
+            (
+                empty.allreduce_pcie_gen4_gbps(),
+                c.allreduce_pcie_gen4_gbps(),
+            ),
+            (empty.hop_latency_nvlink_s(), c.hop_latency_nvlink_s()),
+            (empty.hop_latency_pcie_s(), c.hop_latency_pcie_s()),
+            (empty.iteration_overhead_s(), c.iteration_overhead_s()),
+            (empty.roofline_exponent(), c.roofline_exponent()),
+            (empty.moe_gemm_efficiency(), c.moe_gemm_efficiency()),
+            (empty.trtllm_reserve_gib(), c.trtllm_reserve_gib()),
+            (empty.bandwidth_efficiency(gpu), c.bandwidth_efficiency(gpu)),
+            (
+                empty.compute_efficiency(gpu, Precision::Bf16),
+                c.mean_of("compute_efficiency.").unwrap(),
+            ),
+        ] {
+            assert!(a.is_finite(), "{a}");
+            assert!(b.is_finite(), "{b}");
+        }
+    }
+
+    fn parse_err(text: &str) -> String {
+        Calibration::parse(text).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn user_tables_are_complete_known_unique_and_in_bounds() {
+        let header = "name,value,min,max,meaning\n";
+        assert!(parse_err(header).contains("missing: compute_efficiency"));
+        assert!(parse_err("").contains("missing"));
+        let e = parse_err(&format!(
+            "{BUNDLED_CALIBRATION}compute_efficency.Hopper.8,0.5,0,1,typo\n"
+        ));
+        assert!(
+            e.contains("compute_efficency.Hopper.8") && e.contains("one of"),
+            "{e}"
+        );
+        let first = BUNDLED_CALIBRATION.lines().nth(1).unwrap();
+        let e = parse_err(&format!("{BUNDLED_CALIBRATION}{first}\n"));
+        assert!(
+            e.contains("line 19") && e.contains("first set on line 2"),
+            "{e}"
+        );
+        let e = parse_err(&format!(
+            "{BUNDLED_CALIBRATION}compute_efficiency.Hopper.8,0.5,0,1,x\n"
+        ));
+        assert!(e.contains("line 19"), "{e}");
+        let e = parse_err(&BUNDLED_CALIBRATION.replace(
+            "compute_efficiency.Hopper.8,0.5835,0.05,1",
+            "compute_efficiency.Hopper.8,50,0,100",
+        ));
+        assert!(
+            e.contains("compute_efficiency.Hopper.8.value (line 4)")
+                && e.contains("= 50")
+                && e.contains("0.05 to 1"),
+            "{e}"
+        );
+        let e = parse_err(&BUNDLED_CALIBRATION.replace("0.5835", "lots"));
+        assert!(e.contains("line 4"), "{e}");
     }
 
     #[test]

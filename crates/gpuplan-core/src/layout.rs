@@ -1,6 +1,7 @@
 //! How a model is split across GPUs, and how its weights fall on each GPU.
 
 use crate::error::{CoreError, Result};
+use crate::limits;
 use gpuplan_catalog::{ModelArch, Precision};
 use serde::Serialize;
 
@@ -17,17 +18,20 @@ impl Layout {
     /// A single-GPU layout.
     pub const SINGLE: Layout = Layout { tp: 1, pp: 1 };
 
-    /// GPUs in one replica.
+    /// GPUs in one replica. A layout that passed [`Layout::check`] has at
+    /// most 1024 × 1024 GPUs, far inside `u32`.
     pub fn gpus(self) -> u32 {
         self.tp * self.pp
     }
 
     /// Checks the layout against the model: TP must divide the attention
     /// heads (and the KV heads, or be a multiple of them), PP must not exceed
-    /// the layers.
+    /// the layers; both lie in [`limits::TP`] and [`limits::PP`].
     pub fn check(self, model: &ModelArch) -> Result<()> {
-        if self.tp == 0 || self.pp == 0 {
-            return Err(CoreError::invalid("tp/pp", "0", "whole numbers >= 1"));
+        for (field, v, range) in [("tp", self.tp, limits::TP), ("pp", self.pp, limits::PP)] {
+            if !range.contains(u64::from(v)) {
+                return Err(CoreError::invalid(field, v.to_string(), range.describe()));
+            }
         }
         let tp = u64::from(self.tp);
         if !model.num_attention_heads.is_multiple_of(tp) {
@@ -99,17 +103,19 @@ pub fn weight_bytes_per_gpu(model: &ModelArch, layout: Layout, precision: Precis
     } else {
         2.0
     };
-    let layer_linear = (p.attention + p.dense_mlp + p.routed_experts + p.shared_experts) as f64;
-    let layer_other = (p.router + p.norms) as f64;
+    // Sums and products in f64, so no count can wrap (checked models stay
+    // below 10^14 parameters, exact in f64).
+    let f = |v: u64| v as f64;
+    let layer_linear = f(p.attention) + f(p.dense_mlp) + f(p.routed_experts) + f(p.shared_experts);
+    let layer_other = f(p.router) + f(p.norms);
     let per_layer =
         (layer_linear * linear_bytes + layer_other * other_bytes) / model.num_layers as f64;
     let stage_layers = layout.layers_per_stage(model) as f64;
     let tp = f64::from(layout.tp);
-    let embedding =
-        (p.embedding + p.positions) as f64 * other_bytes + p.encoder as f64 * other_bytes;
+    let embedding = (f(p.embedding) + f(p.positions) + f(p.encoder)) * other_bytes;
     let head = if model.tie_word_embeddings {
         if layout.pp > 1 {
-            (model.vocab_size * model.hidden_size) as f64 * other_bytes
+            f(model.vocab_size) * f(model.hidden_size) * other_bytes
         } else {
             0.0
         }
@@ -149,6 +155,20 @@ mod tests {
             "16 = 2 x 8 kv heads"
         );
         assert!(Layout { tp: 1, pp: 81 }.check(&m).is_err());
+    }
+
+    #[test]
+    fn degrees_outside_their_range_are_rejected_by_name() {
+        let m = model("llama-3.1-8b");
+        for (layout, field) in [
+            (Layout { tp: 0, pp: 1 }, "`tp` = 0"),
+            (Layout { tp: 1, pp: 0 }, "`pp` = 0"),
+            (Layout { tp: 65536, pp: 1 }, "`tp` = 65536"),
+            (Layout { tp: 1, pp: 65536 }, "`pp` = 65536"),
+        ] {
+            let e = layout.check(&m).unwrap_err().to_string();
+            assert!(e.contains(field) && e.contains("1024"), "{e}");
+        }
     }
 
     const GIB: f64 = 1024.0 * 1024.0 * 1024.0;

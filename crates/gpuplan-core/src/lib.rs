@@ -24,6 +24,7 @@ mod calibration;
 mod engine;
 mod error;
 mod layout;
+pub mod limits;
 mod memory;
 mod perf;
 mod plan;
@@ -69,6 +70,7 @@ pub use validate::{
     validate, ErrorSummary, Prediction, ValidationReport, ValidationRow, ValidationSummary,
 };
 pub use workload::{
-    default_kv_precision, Constraints, InferenceWorkload, PriceTrust, Pricing, RawWorkload, Slo,
-    TokenStats, DEFAULT_SPOT_PREEMPTIONS_PER_HOUR, DEFAULT_SPOT_REPLACEMENT_MINUTES, GEO_CODES,
+    default_kv_precision, Bucket, Constraints, InferenceWorkload, PriceTrust, Pricing, RawWorkload,
+    Slo, TokenStats, DEFAULT_SPOT_PREEMPTIONS_PER_HOUR, DEFAULT_SPOT_REPLACEMENT_MINUTES,
+    GEO_CODES,
 };

@@ -157,13 +157,15 @@ pub fn activation_workspace_bytes(
     tokens: u64,
     seqs: u64,
 ) -> f64 {
+    // Products are formed in f64: they cannot wrap, and the catalog's ranges
+    // keep them far below 2^53, where f64 is exact.
     let tp = f64::from(layout.tp);
     let h = model.hidden_size as f64;
-    let qkv = (model.num_attention_heads * model.head_dim + 2 * model.num_kv_heads * model.head_dim)
-        as f64;
+    let head_dim = model.head_dim as f64;
+    let qkv = (model.num_attention_heads as f64 + 2.0 * model.num_kv_heads as f64) * head_dim;
     let ffn_width = match &model.moe {
         Some(moe) => (model.intermediate_size as f64)
-            .max((moe.experts_per_token * moe.expert_intermediate_size) as f64),
+            .max(moe.experts_per_token as f64 * moe.expert_intermediate_size as f64),
         None => model.intermediate_size as f64,
     };
     let per_token = 2.0 * (4.0 * h + qkv / tp + 3.0 * ffn_width / tp);
@@ -177,7 +179,7 @@ pub fn kv_bytes_per_token_per_gpu(model: &ModelArch, layout: Layout, kv: Precisi
     let layers = layout.layers_per_stage(model) as f64;
     let per_layer = match &model.mla {
         Some(_) => model.kv_elements_per_token_per_layer() as f64,
-        None => (2 * layout.kv_heads_per_gpu(model) * model.head_dim) as f64,
+        None => 2.0 * layout.kv_heads_per_gpu(model) as f64 * model.head_dim as f64,
     };
     layers * per_layer * kv.bytes_per_element() + encoder_kv_bytes_per_token(model, layout, kv)
 }
@@ -188,11 +190,11 @@ pub fn kv_bytes_per_token_per_gpu(model: &ModelArch, layout: Layout, kv: Precisi
 fn encoder_kv_bytes_per_token(model: &ModelArch, layout: Layout, kv: Precision) -> f64 {
     match &model.encoder {
         Some(enc) => {
-            let per_seq = (layout.layers_per_stage(model)
-                * 2
-                * layout.kv_heads_per_gpu(model)
-                * model.head_dim
-                * enc.positions) as f64
+            let per_seq = layout.layers_per_stage(model) as f64
+                * 2.0
+                * layout.kv_heads_per_gpu(model) as f64
+                * model.head_dim as f64
+                * enc.positions as f64
                 * kv.bytes_per_element();
             per_seq / model.max_position_embeddings as f64
         }
@@ -237,11 +239,7 @@ pub fn inference_memory(input: &InferenceMemoryInput<'_>) -> Result<InferenceMem
         * model.kv_elements_per_token_per_layer() as f64
         * kv_precision.bytes_per_element()
         + encoder_kv_bytes_per_token(model, Layout::SINGLE, kv_precision);
-    let kv_tokens = if kv_left > 0.0 {
-        (kv_left * GIB / kv_per_token_gpu).floor() as u64
-    } else {
-        0
-    };
+    let kv_tokens = kv_token_count(kv_left * GIB, kv_per_token_gpu)?;
     let max_seqs = kv_tokens / context_len;
     let per_gpu = MemoryBreakdown {
         weights_gib: weights,
@@ -290,10 +288,46 @@ pub fn inference_memory(input: &InferenceMemoryInput<'_>) -> Result<InferenceMem
     })
 }
 
+/// Whole tokens of `bytes_per_token` that fit in `free_bytes` (0 when none is free).
+///
+/// The conversion to an integer is guarded: a count that is not finite or
+/// exceeds 2^53 (where `f64` stops counting exactly; the catalog's ranges
+/// keep real counts below 2^45) is an error, never a saturated `u64::MAX`.
+fn kv_token_count(free_bytes: f64, bytes_per_token: f64) -> Result<u64> {
+    if free_bytes <= 0.0 {
+        return Ok(0);
+    }
+    let tokens = (free_bytes / bytes_per_token).floor();
+    if tokens.is_finite() && tokens < MAX_EXACT_COUNT {
+        Ok(tokens as u64)
+    } else {
+        Err(CoreError::invalid(
+            "KV cache tokens",
+            tokens.to_string(),
+            format!(
+                "fewer than 2^53: the GPU memory ({free_bytes:e} bytes free) or the model's KV \
+                 bytes per token ({bytes_per_token:e}) is out of any real range"
+            ),
+        ))
+    }
+}
+
+/// 2^53: the largest count `f64` holds exactly.
+const MAX_EXACT_COUNT: f64 = 9_007_199_254_740_992.0;
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::test_support::{gpu, model};
+
+    #[test]
+    fn token_counts_never_saturate() {
+        assert_eq!(kv_token_count(-1.0, 2.0).unwrap(), 0);
+        assert_eq!(kv_token_count(10.0, 3.0).unwrap(), 3);
+        assert!(kv_token_count(1e308 * GIB, 2.0).is_err());
+        assert!(kv_token_count(1.0, 0.0).is_err(), "1/0 = inf");
+        assert!(kv_token_count(f64::NAN, 2.0).is_err());
+    }
 
     fn run(model_id: &str, gpu_name: &str, tp: u32, p: Precision) -> InferenceMemory {
         let m = model(model_id);

@@ -13,6 +13,7 @@
 
 use crate::error::{CoreError, Result};
 use crate::layout::Layout;
+use crate::limits::{self, Count};
 use crate::memory::{MemoryBreakdown, GIB, REPORTED_CAPACITY_FRACTION};
 use gpuplan_catalog::{GpuSpec, MlpType, ModelArch, Precision};
 use serde::Serialize;
@@ -145,22 +146,26 @@ pub struct TrainingMemory {
 pub fn training_memory(input: &TrainingMemoryInput<'_>) -> Result<TrainingMemory> {
     let m = input.model;
     input.layout.check(m)?;
-    if input.dp == 0 {
-        return Err(CoreError::invalid("dp", "0", "a whole number >= 1"));
-    }
-    if input.zero > 3 {
-        return Err(CoreError::invalid(
-            "zero",
-            input.zero.to_string(),
-            "0, 1, 2 or 3",
-        ));
-    }
-    if input.micro_batch == 0 || input.seq_len == 0 || input.micro_batches == 0 {
-        return Err(CoreError::invalid(
-            "micro_batch/seq_len",
-            "0",
-            "whole numbers >= 1",
-        ));
+    let lora_rank = match input.method {
+        FineTuneMethod::Full => None,
+        FineTuneMethod::Lora { rank, .. } | FineTuneMethod::Qlora { rank, .. } => Some(rank),
+    };
+    let ranges: [(&str, Option<u64>, Count); 6] = [
+        ("dp", Some(u64::from(input.dp)), limits::DP),
+        ("zero", Some(u64::from(input.zero)), limits::ZERO_STAGE),
+        ("micro_batch", Some(input.micro_batch), limits::MICRO_BATCH),
+        ("seq_len", Some(input.seq_len), limits::SEQUENCE_TOKENS),
+        (
+            "micro_batches",
+            Some(input.micro_batches),
+            limits::MICRO_BATCHES,
+        ),
+        ("lora_rank", lora_rank, limits::LORA_RANK),
+    ];
+    for (field, v, range) in ranges {
+        if let Some(v) = v.filter(|v| !range.contains(*v)) {
+            return Err(CoreError::invalid(field, v.to_string(), range.describe()));
+        }
     }
     if !matches!(
         input.precision,
@@ -190,7 +195,8 @@ pub fn training_memory(input: &TrainingMemoryInput<'_>) -> Result<TrainingMemory
 fn token_ffn_width(m: &ModelArch) -> f64 {
     match &m.moe {
         Some(moe) => {
-            (moe.expert_intermediate_size * (moe.experts_per_token + moe.num_shared_experts)) as f64
+            moe.expert_intermediate_size as f64
+                * (moe.experts_per_token + moe.num_shared_experts) as f64
         }
         None => m.intermediate_size as f64,
     }
@@ -242,7 +248,7 @@ fn activation_bytes_selective(m: &ModelArch) -> f64 {
 fn largest_layer_params(m: &ModelArch) -> f64 {
     let p = m.params();
     let layers = m.num_layers as f64;
-    let attention_and_norms = (p.attention + p.norms) as f64 / layers;
+    let attention_and_norms = (p.attention as f64 + p.norms as f64) / layers;
     let moe_layers = m.moe_layers();
     let dense_layers = m.num_layers - moe_layers;
     let dense = if dense_layers > 0 {
@@ -251,7 +257,7 @@ fn largest_layer_params(m: &ModelArch) -> f64 {
         0.0
     };
     let moe = if moe_layers > 0 {
-        (p.routed_experts + p.shared_experts + p.router) as f64 / moe_layers as f64
+        (p.routed_experts as f64 + p.shared_experts as f64 + p.router as f64) / moe_layers as f64
     } else {
         0.0
     };
@@ -271,7 +277,9 @@ fn lora_params_per_layer(m: &ModelArch, rank: u64, all_linear: bool) -> f64 {
             MlpType::Gelu => vec![(h, f), (f, h)],
         });
     }
-    dims.iter().map(|(a, b)| (rank * (a + b)) as f64).sum()
+    dims.iter()
+        .map(|(a, b)| rank as f64 * (*a as f64 + *b as f64))
+        .sum()
 }
 
 fn rank_memory(input: &TrainingMemoryInput<'_>, is_first: bool, is_last: bool) -> TrainingMemory {
@@ -282,7 +290,8 @@ fn rank_memory(input: &TrainingMemoryInput<'_>, is_first: bool, is_last: bool) -
     let fp8 = input.precision == Precision::Fp8;
     let h = m.hidden_size as f64;
     let vocab = m.vocab_size as f64;
-    let tokens = (input.micro_batch * input.seq_len) as f64;
+    // In f64: micro_batch × seq_len is at most 2^43 (limits), exact and unwrappable.
+    let tokens = input.micro_batch as f64 * input.seq_len as f64;
     let rank_layers = input.layout.layers_per_stage(m) as f64;
     let layer_params = largest_layer_params(m);
 
@@ -554,6 +563,47 @@ mod tests {
         assert_eq!(r.trainable_params, 207_093_760);
         close(r.reserved_peak_gib, 55.972, "reserved");
         assert!(r.fits);
+    }
+
+    /// 2^32 × 2^32 tokens used to wrap to 0 in u64 and report 0 GiB of activations.
+    #[test]
+    fn out_of_range_inputs_name_their_field() {
+        let m = model("llama-3.1-8b");
+        let g = gpu("H100");
+        for (patch, needle) in [
+            (
+                TrainingMemoryInput {
+                    micro_batch: 1 << 32,
+                    seq_len: 1 << 32,
+                    ..input(&m, g)
+                },
+                "`micro_batch` = 4294967296",
+            ),
+            (
+                TrainingMemoryInput {
+                    seq_len: 1 << 32,
+                    ..input(&m, g)
+                },
+                "`seq_len` = 4294967296",
+            ),
+            (
+                TrainingMemoryInput {
+                    micro_batches: 0,
+                    ..input(&m, g)
+                },
+                "`micro_batches` = 0",
+            ),
+            (
+                TrainingMemoryInput {
+                    dp: 0,
+                    ..input(&m, g)
+                },
+                "`dp` = 0",
+            ),
+        ] {
+            let e = training_memory(&patch).unwrap_err().to_string();
+            assert!(e.contains(needle), "{e}");
+        }
     }
 
     #[test]

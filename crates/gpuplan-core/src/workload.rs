@@ -4,13 +4,19 @@
 //! Every field and its default is documented in `docs/workload.md`.
 
 use crate::error::{CoreError, Result};
+use crate::limits::{self, Count, Span};
 use gpuplan_catalog::{Catalog, ModelArch, Precision, Variant};
+use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+use std::fmt;
 
 /// A workload file as written (TOML or JSON).
 #[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a workload: kind, [model], [traffic] ..."
+)]
 pub struct RawWorkload {
     /// A name for reports.
     pub name: Option<String>,
@@ -36,7 +42,7 @@ pub struct RawWorkload {
 
 /// `[model]`.
 #[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, expecting = "a table with id or hf_config")]
 pub struct RawModel {
     /// Catalog id, alias, HF repo id or parametric GPT id.
     pub id: Option<String>,
@@ -52,19 +58,62 @@ pub struct RawModel {
 
 /// A token-length distribution: mean and p99, or a histogram.
 #[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a table with mean and p99, or histogram"
+)]
 pub struct RawTokens {
     /// Mean tokens.
     pub mean: Option<f64>,
     /// 99th-percentile tokens.
     pub p99: Option<f64>,
     /// `[[tokens, weight], ...]` instead of mean/p99.
-    pub histogram: Option<Vec<(f64, f64)>>,
+    pub histogram: Option<Vec<Bucket>>,
+}
+
+/// One histogram bucket, `[tokens, weight]`: exactly two numbers, in TOML as
+/// in JSON (a third number is an error, never silently dropped).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Bucket(pub f64, pub f64);
+
+impl<'de> Deserialize<'de> for Bucket {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Bucket;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a [tokens, weight] pair of two numbers")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> std::result::Result<Bucket, A::Error> {
+                let tokens = seq
+                    .next_element::<f64>()?
+                    .ok_or_else(|| de::Error::invalid_length(0, &self))?;
+                let weight = seq
+                    .next_element::<f64>()?
+                    .ok_or_else(|| de::Error::invalid_length(1, &self))?;
+                let mut extra = 0;
+                while seq.next_element::<de::IgnoredAny>()?.is_some() {
+                    extra += 1;
+                }
+                if extra > 0 {
+                    return Err(de::Error::invalid_length(2 + extra, &self));
+                }
+                Ok(Bucket(tokens, weight))
+            }
+        }
+        d.deserialize_seq(V)
+    }
 }
 
 /// `[traffic]`.
 #[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a table with requests_per_s, input_tokens and output_tokens"
+)]
 pub struct RawTraffic {
     /// Peak arrival rate, requests per second.
     pub requests_per_s: f64,
@@ -79,11 +128,7 @@ pub struct RawTraffic {
 }
 
 /// Arrival process.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(
-    untagged,
-    expecting = "\"poisson\" or a table { kind = \"gamma\", cv = <number> } (or { kind = \"poisson\" })"
-)]
+#[derive(Debug, Clone)]
 pub enum RawArrival {
     /// `"poisson"`.
     Name(String),
@@ -91,9 +136,39 @@ pub enum RawArrival {
     Table(RawArrivalTable),
 }
 
+/// A string or a table; the table is read field by field, so an unknown or
+/// repeated key is named in the error (an untagged enum would hide it).
+impl<'de> Deserialize<'de> for RawArrival {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = RawArrival;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(
+                    "\"poisson\" or a table { kind = \"gamma\", cv = <number> } (or { kind = \"poisson\" })",
+                )
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> std::result::Result<RawArrival, E> {
+                Ok(RawArrival::Name(v.to_string()))
+            }
+            fn visit_map<A: MapAccess<'de>>(
+                self,
+                map: A,
+            ) -> std::result::Result<RawArrival, A::Error> {
+                RawArrivalTable::deserialize(de::value::MapAccessDeserializer::new(map))
+                    .map(RawArrival::Table)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
 /// The table form of `traffic.arrival`.
 #[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a table { kind = \"gamma\", cv = <number> }"
+)]
 pub struct RawArrivalTable {
     /// `gamma` or `poisson`.
     pub kind: String,
@@ -103,7 +178,7 @@ pub struct RawArrivalTable {
 
 /// `[slo]`.
 #[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, expecting = "a table of latency targets")]
 pub struct RawSlo {
     /// 99th-percentile time to first token, ms.
     pub ttft_ms_p99: Option<f64>,
@@ -115,7 +190,7 @@ pub struct RawSlo {
 
 /// `[constraints]`.
 #[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, expecting = "a table of constraints")]
 pub struct RawConstraints {
     /// Allowed providers (default all).
     pub providers: Option<Vec<String>>,
@@ -132,9 +207,9 @@ pub struct RawConstraints {
     /// Allow spot instances (default false).
     pub spot: Option<bool>,
     /// Minimum replicas, for availability (default 1).
-    pub min_replicas: Option<u32>,
+    pub min_replicas: Option<u64>,
     /// Largest replica, GPUs (default 16; replicas larger than one instance need a fast fabric).
-    pub max_gpus_per_replica: Option<u32>,
+    pub max_gpus_per_replica: Option<u64>,
     /// Budget, USD per hour for the whole deployment.
     pub max_usd_per_hour: Option<f64>,
     /// Highest utilisation at peak a plan may run at (default 0.8 = 20% headroom).
@@ -143,7 +218,7 @@ pub struct RawConstraints {
 
 /// `[pricing]`.
 #[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, expecting = "a table of pricing assumptions")]
 pub struct RawPricing {
     /// Discount off on-demand list prices per provider, a fraction (`aws = 0.25`).
     pub discounts: Option<BTreeMap<String, f64>>,
@@ -170,7 +245,7 @@ pub enum PriceTrust {
 
 /// `[engine]`.
 #[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, expecting = "a table of engine settings")]
 pub struct RawEngine {
     /// vLLM `--gpu-memory-utilization` (default 0.90).
     pub memory_utilization: Option<f64>,
@@ -280,11 +355,25 @@ pub struct InferenceWorkload {
     pub max_batched_tokens: u64,
 }
 
-fn positive(field: &str, v: f64) -> Result<f64> {
-    if v.is_finite() && v > 0.0 {
+/// `v` if it lies in `range`, else an error naming the field, the value and the range.
+fn within(field: &str, v: f64, range: Span) -> Result<f64> {
+    if range.contains(v) {
         Ok(v)
     } else {
-        Err(CoreError::invalid(field, v.to_string(), "a number > 0"))
+        // `{:?}` prints 1e308 as written, where `{}` spells out 309 digits.
+        Err(CoreError::invalid(
+            field,
+            format!("{v:?}"),
+            range.describe(),
+        ))
+    }
+}
+
+/// `v` if it lies in `range`, narrowed to `u32` (every count range here fits it).
+fn count_in(field: &str, v: u64, range: Count) -> Result<u32> {
+    match u32::try_from(v) {
+        Ok(n) if range.contains(v) => Ok(n),
+        _ => Err(CoreError::invalid(field, v.to_string(), range.describe())),
     }
 }
 
@@ -304,19 +393,23 @@ fn tokens(field: &str, raw: &RawTokens) -> Result<TokenStats> {
                 "[[tokens, weight], ...] with at least one bucket",
             ));
         }
-        let mut buckets = h.clone();
+        let mut buckets: Vec<(f64, f64)> = h.iter().map(|b| (b.0, b.1)).collect();
         for (t, w) in &buckets {
-            positive(&format!("{field}.histogram tokens"), *t)?;
-            if !(w.is_finite() && *w >= 0.0) {
-                return Err(CoreError::invalid(
-                    format!("{field}.histogram weight"),
-                    w.to_string(),
-                    "a weight >= 0",
-                ));
-            }
+            within(&format!("{field}.histogram tokens"), *t, limits::TOKENS)?;
+            within(
+                &format!("{field}.histogram weight"),
+                *w,
+                limits::HISTOGRAM_WEIGHT,
+            )?;
         }
         let total: f64 = buckets.iter().map(|(_, w)| w).sum();
-        positive(&format!("{field}.histogram total weight"), total)?;
+        if total <= 0.0 {
+            return Err(CoreError::invalid(
+                format!("{field}.histogram total weight"),
+                total.to_string(),
+                "a number > 0 (at least one bucket with weight > 0)",
+            ));
+        }
         buckets.sort_by(|a, b| a.0.total_cmp(&b.0));
         let mean = buckets.iter().map(|(t, w)| t * w).sum::<f64>() / total;
         let mut acc = 0.0;
@@ -331,7 +424,7 @@ fn tokens(field: &str, raw: &RawTokens) -> Result<TokenStats> {
         }
         return Ok(TokenStats { mean, p99 });
     }
-    let mean = positive(
+    let mean = within(
         &format!("{field}.mean"),
         raw.mean.ok_or_else(|| {
             CoreError::invalid(
@@ -340,8 +433,13 @@ fn tokens(field: &str, raw: &RawTokens) -> Result<TokenStats> {
                 "{ mean = N, p99 = M } or { histogram = [[tokens, weight], ...] }",
             )
         })?,
+        limits::TOKENS,
     )?;
-    let p99 = positive(&format!("{field}.p99"), raw.p99.unwrap_or(mean))?;
+    let p99 = within(
+        &format!("{field}.p99"),
+        raw.p99.unwrap_or(mean),
+        limits::TOKENS,
+    )?;
     if p99 < mean {
         return Err(CoreError::invalid(
             format!("{field}.p99"),
@@ -411,10 +509,14 @@ impl RawWorkload {
             None => Variant::Instruct,
         };
         let t = &self.traffic;
-        let peak = positive("traffic.requests_per_s", t.requests_per_s)?;
+        let peak = within(
+            "traffic.requests_per_s",
+            t.requests_per_s,
+            limits::REQUESTS_PER_S,
+        )?;
         let mean_rate = match t.mean_requests_per_s {
             Some(m) => {
-                let m = positive("traffic.mean_requests_per_s", m)?;
+                let m = within("traffic.mean_requests_per_s", m, limits::REQUESTS_PER_S)?;
                 if m > peak {
                     return Err(CoreError::invalid(
                         "traffic.mean_requests_per_s",
@@ -439,7 +541,9 @@ impl RawWorkload {
             Some(RawArrival::Table(t)) => match (t.kind.as_str(), t.cv) {
                 ("poisson", None) => 1.0,
                 ("poisson", Some(cv)) if (cv - 1.0).abs() < 1e-9 => 1.0,
-                ("gamma", Some(cv)) => positive("traffic.arrival.cv", cv)?.powi(2),
+                ("gamma", Some(cv)) => {
+                    within("traffic.arrival.cv", cv, limits::ARRIVAL_CV)?.powi(2)
+                }
                 ("gamma", None) => {
                     return Err(CoreError::invalid(
                         "traffic.arrival.cv",
@@ -473,17 +577,17 @@ impl RawWorkload {
             ttft_ms_p99: self
                 .slo
                 .ttft_ms_p99
-                .map(|v| positive("slo.ttft_ms_p99", v))
+                .map(|v| within("slo.ttft_ms_p99", v, limits::LATENCY_MS))
                 .transpose()?,
             tpot_ms_p99: self
                 .slo
                 .tpot_ms_p99
-                .map(|v| positive("slo.tpot_ms_p99", v))
+                .map(|v| within("slo.tpot_ms_p99", v, limits::LATENCY_MS))
                 .transpose()?,
             e2e_ms_p99: self
                 .slo
                 .e2e_ms_p99
-                .map(|v| positive("slo.e2e_ms_p99", v))
+                .map(|v| within("slo.e2e_ms_p99", v, limits::LATENCY_MS))
                 .transpose()?,
         };
         let c = &self.constraints;
@@ -593,37 +697,43 @@ impl RawWorkload {
         };
         let gpus = resolve("constraints.gpus", &c.gpus)?;
         let exclude_gpus = resolve("constraints.exclude_gpus", &c.exclude_gpus)?;
-        let min_replicas = c.min_replicas.unwrap_or(1);
-        if min_replicas == 0 {
-            return Err(CoreError::invalid(
-                "constraints.min_replicas",
-                "0",
-                "a whole number >= 1",
-            ));
-        }
-        let max_gpus_per_replica = c.max_gpus_per_replica.unwrap_or(16);
-        if max_gpus_per_replica == 0 {
-            return Err(CoreError::invalid(
-                "constraints.max_gpus_per_replica",
-                "0",
-                "a whole number >= 1",
-            ));
-        }
+        let min_replicas = count_in(
+            "constraints.min_replicas",
+            c.min_replicas.unwrap_or(1),
+            limits::MIN_REPLICAS,
+        )?;
+        let max_gpus_per_replica = count_in(
+            "constraints.max_gpus_per_replica",
+            c.max_gpus_per_replica.unwrap_or(16),
+            limits::MAX_GPUS_PER_REPLICA,
+        )?;
         let max_usd_per_hour = c
             .max_usd_per_hour
-            .map(|v| positive("constraints.max_usd_per_hour", v))
+            .map(|v| {
+                within(
+                    "constraints.max_usd_per_hour",
+                    v,
+                    limits::BUDGET_USD_PER_HOUR,
+                )
+            })
             .transpose()?;
-        let max_utilization = c.max_utilization.unwrap_or(0.8);
-        if !(max_utilization > 0.0 && max_utilization < 1.0) {
-            return Err(CoreError::invalid(
-                "constraints.max_utilization",
-                max_utilization.to_string(),
-                "a fraction in (0, 1), e.g. 0.8 for 20% headroom",
-            ));
-        }
+        let max_utilization = within(
+            "constraints.max_utilization",
+            c.max_utilization.unwrap_or(0.8),
+            limits::MAX_UTILIZATION,
+        )?;
         let mut discounts = BTreeMap::new();
-        for (p, d) in self.pricing.discounts.clone().unwrap_or_default() {
-            let p = p.to_ascii_lowercase();
+        // Provider names are case-insensitive: `aws` and `AWS` are one key.
+        let mut written: BTreeMap<String, String> = BTreeMap::new();
+        for (key, d) in self.pricing.discounts.clone().unwrap_or_default() {
+            let p = key.to_ascii_lowercase();
+            if let Some(first) = written.insert(p.clone(), key.clone()) {
+                return Err(CoreError::invalid(
+                    "pricing.discounts",
+                    format!("{first} and {key}"),
+                    "one discount per provider (provider names are case-insensitive)",
+                ));
+            }
             if !known.contains(&p) {
                 return Err(CoreError::invalid(
                     "pricing.discounts",
@@ -640,42 +750,36 @@ impl RawWorkload {
             }
             discounts.insert(p, d);
         }
-        let preemptions = self
-            .pricing
-            .spot_preemptions_per_hour
-            .unwrap_or(DEFAULT_SPOT_PREEMPTIONS_PER_HOUR);
-        if !(preemptions.is_finite() && preemptions >= 0.0) {
-            return Err(CoreError::invalid(
-                "pricing.spot_preemptions_per_hour",
-                preemptions.to_string(),
-                "a rate >= 0",
-            ));
-        }
-        let replacement_minutes = self
-            .pricing
-            .spot_replacement_minutes
-            .unwrap_or(DEFAULT_SPOT_REPLACEMENT_MINUTES);
-        positive("pricing.spot_replacement_minutes", replacement_minutes)?;
-        let memory_utilization = self
-            .engine
-            .memory_utilization
-            .unwrap_or(crate::memory::DEFAULT_MEMORY_UTILIZATION);
-        if !(memory_utilization > 0.0 && memory_utilization <= 1.0) {
-            return Err(CoreError::invalid(
-                "engine.memory_utilization",
-                memory_utilization.to_string(),
-                "a fraction in (0, 1]",
-            ));
-        }
+        let preemptions = within(
+            "pricing.spot_preemptions_per_hour",
+            self.pricing
+                .spot_preemptions_per_hour
+                .unwrap_or(DEFAULT_SPOT_PREEMPTIONS_PER_HOUR),
+            limits::SPOT_PREEMPTIONS_PER_HOUR,
+        )?;
+        let replacement_minutes = within(
+            "pricing.spot_replacement_minutes",
+            self.pricing
+                .spot_replacement_minutes
+                .unwrap_or(DEFAULT_SPOT_REPLACEMENT_MINUTES),
+            limits::SPOT_REPLACEMENT_MINUTES,
+        )?;
+        let memory_utilization = within(
+            "engine.memory_utilization",
+            self.engine
+                .memory_utilization
+                .unwrap_or(crate::memory::DEFAULT_MEMORY_UTILIZATION),
+            limits::MEMORY_UTILIZATION,
+        )?;
         let max_batched_tokens = self
             .engine
             .max_batched_tokens
             .unwrap_or(crate::memory::DEFAULT_MAX_BATCHED_TOKENS);
-        if max_batched_tokens < 256 {
+        if !limits::WORKLOAD_MAX_BATCHED_TOKENS.contains(max_batched_tokens) {
             return Err(CoreError::invalid(
                 "engine.max_batched_tokens",
                 max_batched_tokens.to_string(),
-                "at least 256",
+                limits::WORKLOAD_MAX_BATCHED_TOKENS.describe(),
             ));
         }
         Ok(InferenceWorkload {
@@ -753,5 +857,79 @@ pub fn default_kv_precision(weights: Precision) -> Precision {
         Precision::Fp8 | Precision::Fp4 => Precision::Fp8,
         Precision::Fp32 => Precision::Fp32,
         _ => Precision::Bf16,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_support::catalog;
+
+    const BASE: &str = "kind = \"inference\"\n[model]\nid = \"llama-3.1-8b\"\n[traffic]\nrequests_per_s = 5\ninput_tokens = { mean = 500, p99 = 2000 }\noutput_tokens = { mean = 100, p99 = 400 }\n";
+
+    fn check(extra: &str) -> std::result::Result<InferenceWorkload, String> {
+        let raw: RawWorkload =
+            toml::from_str(&format!("{BASE}{extra}")).map_err(|e| e.to_string())?;
+        raw.validate(catalog(), None).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn histogram_buckets_are_exactly_pairs() {
+        let text = BASE.replace("{ mean = 100, p99 = 400 }", "{ histogram = [[1, 2, 3]] }");
+        let e = toml::from_str::<RawWorkload>(&text)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("invalid length 3") && e.contains("[tokens, weight]"),
+            "{e}"
+        );
+        let text = BASE.replace("{ mean = 100, p99 = 400 }", "{ histogram = [[100, 2]] }");
+        assert!(toml::from_str::<RawWorkload>(&text).is_ok());
+    }
+
+    #[test]
+    fn arrival_tables_name_unknown_keys() {
+        let text = BASE.replace(
+            "requests_per_s = 5",
+            "requests_per_s = 5\narrival = { kind = \"gamma\", cv = 2, shape = 1 }",
+        );
+        let e = toml::from_str::<RawWorkload>(&text)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("unknown field `shape`"), "{e}");
+    }
+
+    #[test]
+    fn ranges_reject_absurd_values_by_field() {
+        for (extra, field) in [
+            (
+                "[constraints]\nmin_replicas = 2147483648\n",
+                "constraints.min_replicas",
+            ),
+            (
+                "[constraints]\nmax_utilization = 1e-300\n",
+                "constraints.max_utilization",
+            ),
+            (
+                "[pricing]\ndiscounts = { aws = 0.1, AWS = 0.9 }\n",
+                "pricing.discounts",
+            ),
+            ("[slo]\nttft_ms_p99 = 1e300\n", "slo.ttft_ms_p99"),
+        ] {
+            let e = check(extra).unwrap_err();
+            assert!(e.contains(field), "{e}");
+        }
+        let e = check("").map(|_| ()).and_then(|_| {
+            let t = BASE.replace("requests_per_s = 5", "requests_per_s = 1e308");
+            let raw: RawWorkload = toml::from_str(&t).map_err(|e| e.to_string())?;
+            raw.validate(catalog(), None)
+                .map(|_| ())
+                .map_err(|e| e.to_string())
+        });
+        let e = e.unwrap_err();
+        assert!(
+            e.contains("traffic.requests_per_s") && e.contains("10000000"),
+            "{e}"
+        );
     }
 }

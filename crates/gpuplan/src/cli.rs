@@ -2,6 +2,7 @@
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use gpuplan_catalog::AnomalyKind;
+use gpuplan_core::limits::{self, Count, Span};
 use std::path::PathBuf;
 
 /// Parses `--kind` (snake_case or kebab-case).
@@ -9,10 +10,46 @@ fn parse_anomaly_kind(s: &str) -> Result<AnomalyKind, String> {
     s.parse()
 }
 
+/// A parser for a whole-number flag inside `range`. Negative numbers reach
+/// it (the flags set `allow_negative_numbers`), so `--tp -1` is reported as
+/// `invalid value '-1' for '--tp <TP>': expected a whole number from 1 to 1024`
+/// rather than as an unexpected argument.
+fn whole<T>(range: Count) -> impl Fn(&str) -> Result<T, String> + Clone + Send + Sync + 'static
+where
+    T: TryFrom<u64> + Clone + Send + Sync + 'static,
+{
+    move |text: &str| {
+        text.trim()
+            .parse::<u64>()
+            .ok()
+            .filter(|v| range.contains(*v))
+            .and_then(|v| T::try_from(v).ok())
+            .ok_or_else(|| format!("expected {}", range.describe()))
+    }
+}
+
+/// A parser for a number flag inside `range` (finite; NaN and inf are rejected).
+fn number(range: Span) -> impl Fn(&str) -> Result<f64, String> + Clone + Send + Sync + 'static {
+    move |text: &str| {
+        text.trim()
+            .parse::<f64>()
+            .ok()
+            .filter(|v| range.contains(*v))
+            .ok_or_else(|| format!("expected {}", range.describe()))
+    }
+}
+
+/// `--top` and `--explain`: 1 to 100,000 plans.
+const PLANS: Count = Count::new(1, 100_000);
+/// `catalog offerings --limit`: 0 (= all) to 10^9 rows.
+const ROWS: Count = Count::new(0, 1_000_000_000);
+
 /// Plan cloud GPU deployments for AI workloads: which GPU, how many, split how,
 /// quantised how, where, and at what latency and cost.
 ///
-/// Exit codes: 0 ok, 1 nothing feasible (does not fit / no plan), 2 bad input.
+/// Exit codes: 0 ok; 1 nothing feasible (does not fit / no plan), or an
+/// internal error (a bug: the message starts with `internal error:`); 2 bad
+/// input (a file, field or flag out of its range, named in the message).
 #[derive(Debug, Parser)]
 #[command(name = "gpuplan", version, propagate_version = true)]
 pub struct Cli {
@@ -33,7 +70,8 @@ pub struct CatalogArgs {
     /// A cloud_offerings.csv that extends/overrides the bundled offerings.
     #[arg(long, global = true, value_name = "FILE")]
     pub offerings: Option<PathBuf>,
-    /// A models.csv that extends/overrides the bundled models.
+    /// A models.csv that extends/overrides the bundled models. A row whose
+    /// id, alias or HF repo names a bundled model replaces that model.
     #[arg(long, global = true, value_name = "FILE")]
     pub models: Option<PathBuf>,
     /// A gpus.csv that extends/overrides the bundled GPU specs.
@@ -49,7 +87,13 @@ pub struct CatalogArgs {
     )]
     pub skypilot_vms: Option<PathBuf>,
     /// The provider the `--skypilot-vms` file describes (aws, gcp, azure, ...).
-    #[arg(long, global = true, value_name = "PROVIDER")]
+    #[arg(
+        long,
+        global = true,
+        value_name = "PROVIDER",
+        requires = "skypilot_vms",
+        value_parser = clap::builder::NonEmptyStringValueParser::new()
+    )]
     pub skypilot_provider: Option<String>,
 }
 
@@ -109,22 +153,22 @@ pub struct EstimateCmd {
     #[command(flatten)]
     pub replica: ReplicaArgs,
     /// Prompt tokens per request.
-    #[arg(long, allow_negative_numbers = true)]
-    pub input_len: i64,
+    #[arg(long, allow_negative_numbers = true, value_parser = whole::<u64>(limits::SEQUENCE_TOKENS))]
+    pub input_len: u64,
     /// Generated tokens per request.
-    #[arg(long, allow_negative_numbers = true)]
-    pub output_len: i64,
+    #[arg(long, allow_negative_numbers = true, value_parser = whole::<u64>(limits::SEQUENCE_TOKENS))]
+    pub output_len: u64,
     /// Sequences in flight (default: the most the KV cache and --max-num-seqs allow).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true, value_parser = whole::<u64>(limits::SEQUENCES))]
     pub concurrency: Option<u64>,
     /// Engine batch cap (vLLM --max-num-seqs).
-    #[arg(long, default_value_t = 256)]
+    #[arg(long, default_value_t = 256, allow_negative_numbers = true, value_parser = whole::<u64>(limits::SEQUENCES))]
     pub max_num_seqs: u64,
     /// Engine tokens per iteration (vLLM --max-num-batched-tokens).
-    #[arg(long, default_value_t = 8192)]
+    #[arg(long, default_value_t = 8192, allow_negative_numbers = true, value_parser = whole::<u64>(limits::MAX_BATCHED_TOKENS))]
     pub max_batched_tokens: u64,
     /// Engine memory utilisation cap (vLLM --gpu-memory-utilization).
-    #[arg(long, default_value_t = 0.90)]
+    #[arg(long, default_value_t = 0.90, allow_negative_numbers = true, value_parser = number(limits::MEMORY_UTILIZATION))]
     pub memory_utilization: f64,
     /// Calibration table (default: the bundled data/calibration.csv).
     #[arg(long, value_name = "FILE")]
@@ -200,7 +244,7 @@ pub enum CatalogTable {
         #[arg(long)]
         unresolved: bool,
         /// At most this many rows (0 = all).
-        #[arg(long, default_value_t = 50)]
+        #[arg(long, default_value_t = 50, allow_negative_numbers = true, value_parser = whole::<usize>(ROWS))]
         limit: usize,
         /// Print JSON instead of a table.
         #[arg(long)]
@@ -271,13 +315,13 @@ pub struct ReplicaArgs {
     #[arg(long)]
     pub gpu: String,
     /// GPUs in total (default: tp × pp, and × dp for training).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true, value_parser = whole::<u32>(limits::GPUS))]
     pub count: Option<u32>,
     /// Tensor-parallel degree (default: --count for inference, 1 for training).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true, value_parser = whole::<u32>(limits::TP))]
     pub tp: Option<u32>,
     /// Pipeline-parallel degree.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, allow_negative_numbers = true, value_parser = whole::<u32>(limits::PP))]
     pub pp: u32,
     /// Weight precision: bf16, fp16, fp8, int8, int4, fp4 (training: bf16 or fp8).
     #[arg(long, default_value = "bf16")]
@@ -294,31 +338,31 @@ pub struct FitCmd {
     #[command(flatten)]
     pub replica: ReplicaArgs,
     /// Context length (prompt + output) each sequence needs, tokens.
-    #[arg(long, default_value_t = 2048, allow_negative_numbers = true)]
-    pub context: i64,
+    #[arg(long, default_value_t = 2048, allow_negative_numbers = true, value_parser = whole::<u64>(limits::SEQUENCE_TOKENS))]
+    pub context: u64,
     /// Engine memory utilisation cap (vLLM --gpu-memory-utilization).
-    #[arg(long, default_value_t = 0.90)]
+    #[arg(long, default_value_t = 0.90, allow_negative_numbers = true, value_parser = number(limits::MEMORY_UTILIZATION))]
     pub memory_utilization: f64,
     /// Engine max tokens per iteration (vLLM --max-num-batched-tokens).
-    #[arg(long, default_value_t = 8192)]
+    #[arg(long, default_value_t = 8192, allow_negative_numbers = true, value_parser = whole::<u64>(limits::MAX_BATCHED_TOKENS))]
     pub max_batched_tokens: u64,
     /// Training instead of inference.
     #[arg(long)]
     pub training: bool,
     /// Data-parallel degree (training).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true, value_parser = whole::<u32>(limits::DP))]
     pub dp: Option<u32>,
     /// ZeRO stage over DP, 0–3 (3 = FSDP) (training).
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, allow_negative_numbers = true, value_parser = whole::<u8>(limits::ZERO_STAGE))]
     pub zero: u8,
     /// Sequences per micro-batch per GPU (training).
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, allow_negative_numbers = true, value_parser = whole::<u64>(limits::MICRO_BATCH))]
     pub micro_batch: u64,
     /// Micro-batches per step (default: pp) (training).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true, value_parser = whole::<u64>(limits::MICRO_BATCHES))]
     pub micro_batches: Option<u64>,
     /// Sequence length (training).
-    #[arg(long, default_value_t = 4096)]
+    #[arg(long, default_value_t = 4096, allow_negative_numbers = true, value_parser = whole::<u64>(limits::SEQUENCE_TOKENS))]
     pub seq_len: u64,
     /// Activation recomputation (training).
     #[arg(long, value_enum, default_value = "none")]
@@ -327,7 +371,7 @@ pub struct FitCmd {
     #[arg(long, value_enum, default_value = "full")]
     pub method: MethodArg,
     /// LoRA rank (training with --method lora|qlora).
-    #[arg(long, default_value_t = 16)]
+    #[arg(long, default_value_t = 16, allow_negative_numbers = true, value_parser = whole::<u64>(limits::LORA_RANK))]
     pub lora_rank: u64,
     /// Adapt attention matrices only (default: all linear layers).
     #[arg(long)]
@@ -353,10 +397,10 @@ pub struct PlanCmd {
     #[arg(long, conflicts_with_all = ["json", "explain", "wide"])]
     pub summary: bool,
     /// Plans to show.
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, default_value_t = 10, allow_negative_numbers = true, value_parser = whole::<usize>(PLANS))]
     pub top: usize,
     /// Show the full derivation of plan N and the vLLM settings that realise it.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = whole::<usize>(PLANS))]
     pub explain: Option<usize>,
     /// Show every column (price source date, $/1M tokens at peak, full names) without fitting 120 columns.
     #[arg(long)]
@@ -367,4 +411,31 @@ pub struct PlanCmd {
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn the_command_line_definition_is_valid() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn ranged_parsers_name_the_range_in_words() {
+        let tp = whole::<u32>(limits::TP);
+        assert_eq!(tp("8"), Ok(8));
+        assert_eq!(
+            tp("-1"),
+            Err("expected a whole number from 1 to 1024".to_string())
+        );
+        assert!(tp("0").is_err());
+        assert!(tp("65536").is_err());
+        let u = number(limits::MEMORY_UTILIZATION);
+        assert_eq!(u("0.9"), Ok(0.9));
+        assert!(u("NaN").is_err());
+        assert!(u("1.5").is_err());
+    }
 }

@@ -4,7 +4,9 @@ use std::fmt;
 
 /// Exit code: success.
 pub const EXIT_OK: i32 = 0;
-/// Exit code: the input is valid but nothing is feasible (does not fit, no plan).
+/// Exit code: the input is valid but nothing is feasible (does not fit, no
+/// plan); also an internal error (a bug, such as a non-finite number about to
+/// be printed), whose message starts with `internal error:`.
 pub const EXIT_INFEASIBLE: i32 = 1;
 /// Exit code: bad input (unknown names, malformed files, out-of-range values).
 pub const EXIT_BAD_INPUT: i32 = 2;
@@ -16,6 +18,8 @@ pub enum CliError {
     BadInput(String),
     /// Valid input, no feasible answer; the output has already been printed.
     Infeasible,
+    /// A bug caught before it reached the output (a NaN or infinity to print).
+    Internal(String),
 }
 
 impl CliError {
@@ -23,7 +27,7 @@ impl CliError {
     pub fn exit_code(&self) -> i32 {
         match self {
             CliError::BadInput(_) => EXIT_BAD_INPUT,
-            CliError::Infeasible => EXIT_INFEASIBLE,
+            CliError::Infeasible | CliError::Internal(_) => EXIT_INFEASIBLE,
         }
     }
 
@@ -38,6 +42,10 @@ impl fmt::Display for CliError {
         match self {
             CliError::BadInput(m) => write!(f, "{m}"),
             CliError::Infeasible => write!(f, "no feasible answer"),
+            CliError::Internal(m) => write!(
+                f,
+                "internal error: {m} (a bug in gpuplan: please report it with the command line)"
+            ),
         }
     }
 }

@@ -3,6 +3,7 @@
 mod cli;
 mod commands;
 mod error;
+mod finite;
 mod load;
 
 use clap::Parser;

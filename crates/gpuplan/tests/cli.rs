@@ -188,7 +188,11 @@ fn nonsense_values_exit_2_with_what_is_allowed() {
         "-5",
     ]);
     assert_eq!(out.code, 2);
-    assert!(out.stderr.contains("--context -5"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("--context") && out.stderr.contains("'-5'"),
+        "{}",
+        out.stderr
+    );
     let out = gpuplan(&[
         "fit",
         "--model",
@@ -214,7 +218,11 @@ fn nonsense_values_exit_2_with_what_is_allowed() {
         "1.5",
     ]);
     assert_eq!(out.code, 2);
-    assert!(out.stderr.contains("memory_utilization"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("--memory-utilization") && out.stderr.contains("at most 1"),
+        "{}",
+        out.stderr
+    );
 }
 
 #[test]
@@ -424,7 +432,11 @@ fn estimate_rejects_bad_values() {
         "10",
     ]);
     assert_eq!(out.code, 2);
-    assert!(out.stderr.contains("--input-len -1"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("--input-len") && out.stderr.contains("'-1'"),
+        "{}",
+        out.stderr
+    );
     let out = gpuplan(&[
         "estimate",
         "--model",

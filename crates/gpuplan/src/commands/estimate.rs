@@ -1,7 +1,7 @@
 //! `gpuplan estimate`: one replica's TTFT, TPOT and throughput.
 
 use super::fit::{replica_layout, resolve_replica};
-use super::{print_json, table};
+use super::{check_finite, print_json, table};
 use crate::cli::EstimateCmd;
 use crate::error::{CliError, CliResult};
 use crate::load;
@@ -56,13 +56,7 @@ pub fn run(catalog: &Catalog, cmd: EstimateCmd) -> CliResult {
     let model = load::model(catalog, &cmd.model)?;
     let (gpu, precision, kv_precision) = resolve_replica(catalog, &cmd.replica)?;
     let layout = replica_layout(cmd.replica.count, cmd.replica.tp, cmd.replica.pp)?;
-    if cmd.input_len < 1 || cmd.output_len < 1 {
-        return Err(CliError::bad(format!(
-            "--input-len {} --output-len {}: expected whole numbers of tokens >= 1",
-            cmd.input_len, cmd.output_len
-        )));
-    }
-    let (input_len, output_len) = (cmd.input_len as u64, cmd.output_len as u64);
+    let (input_len, output_len) = (cmd.input_len, cmd.output_len);
     if input_len + output_len > model.max_position_embeddings {
         return Err(CliError::bad(format!(
             "--input-len + --output-len = {}: expected at most the model's context of {} tokens",
@@ -142,6 +136,7 @@ pub fn run(catalog: &Catalog, cmd: EstimateCmd) -> CliResult {
     if cmd.json {
         return print_json(&report);
     }
+    check_finite(&report)?;
     println!(
         "{} on {} × {} [TP{} × PP{}], {} weights, {} KV cache; {input_len} in / {output_len} out tokens",
         report.model, report.gpu_count, report.gpu, layout.tp, layout.pp, precision, kv_precision

@@ -1,13 +1,13 @@
 //! `gpuplan fit`: does a model fit, and how is each GPU's memory used.
 
-use super::{print_json, table};
+use super::{check_finite, print_json, table};
 use crate::cli::{FitCmd, MethodArg, RecomputeArg, ReplicaArgs};
 use crate::error::{CliError, CliResult};
 use crate::load;
 use gpuplan_catalog::{Catalog, Precision};
 use gpuplan_core::{
-    inference_memory, training_memory, EngineLimits, FineTuneMethod, InferenceMemoryInput, Layout,
-    MemoryBreakdown, Optimizer, PipelineSchedule, Recompute, TrainingMemoryInput,
+    inference_memory, limits, training_memory, EngineLimits, FineTuneMethod, InferenceMemoryInput,
+    Layout, MemoryBreakdown, Optimizer, PipelineSchedule, Recompute, TrainingMemoryInput,
 };
 use serde::Serialize;
 
@@ -95,16 +95,30 @@ pub fn run(catalog: &Catalog, cmd: FitCmd) -> CliResult {
     }
     let report = if cmd.training {
         let tp = cmd.replica.tp.unwrap_or(1);
+        let pp = cmd.replica.pp;
+        // tp, pp and dp are range-checked by clap; their product is formed in
+        // u64 (it can exceed u32) and must be a valid --count.
         let dp = match (cmd.dp, cmd.replica.count) {
             (Some(dp), _) => dp,
-            (None, Some(count)) => count / (tp * cmd.replica.pp).max(1),
+            (None, Some(count)) => count / (tp * pp).max(1),
             (None, None) => 1,
         };
-        let count = cmd.replica.count.unwrap_or(tp * cmd.replica.pp * dp);
-        if tp == 0 || dp == 0 || tp * cmd.replica.pp * dp != count {
+        let product = u64::from(tp) * u64::from(pp) * u64::from(dp);
+        let count = match cmd.replica.count {
+            Some(count) => count,
+            None => u32::try_from(product)
+                .ok()
+                .filter(|c| limits::GPUS.contains(u64::from(*c)))
+                .ok_or_else(|| {
+                    CliError::bad(format!(
+                        "--tp {tp} --pp {pp} --dp {dp}: tp × pp × dp = {product} GPUs: expected {}",
+                        limits::GPUS.describe()
+                    ))
+                })?,
+        };
+        if dp == 0 || product != u64::from(count) {
             return Err(CliError::bad(format!(
-                "--count {count}: must equal tp × pp × dp = {tp} × {} × {dp}",
-                cmd.replica.pp
+                "--count {count}: must equal tp × pp × dp = {tp} × {pp} × {dp}"
             )));
         }
         let method = match cmd.method {
@@ -172,19 +186,13 @@ pub fn run(catalog: &Catalog, cmd: FitCmd) -> CliResult {
     } else {
         let layout = replica_layout(cmd.replica.count, cmd.replica.tp, cmd.replica.pp)?;
         let (count, tp) = (layout.gpus(), layout.tp);
-        if cmd.context <= 0 {
-            return Err(CliError::bad(format!(
-                "--context {}: expected a whole number of tokens >= 1",
-                cmd.context
-            )));
-        }
         let mem = inference_memory(&InferenceMemoryInput {
             model: &model,
             gpu,
             layout,
             precision,
             kv_precision,
-            context_len: cmd.context as u64,
+            context_len: cmd.context,
             limits: EngineLimits {
                 memory_utilization: cmd.memory_utilization,
                 max_batched_tokens: cmd.max_batched_tokens,
@@ -207,7 +215,7 @@ pub fn run(catalog: &Catalog, cmd: FitCmd) -> CliResult {
             per_gpu: mem.per_gpu,
             kv_cache_bytes_per_token: Some(mem.kv_cache_bytes_per_token),
             kv_cache_tokens: Some(mem.kv_cache_tokens),
-            context_len: Some(cmd.context as u64),
+            context_len: Some(cmd.context),
             max_concurrent_sequences: Some(mem.max_concurrent_sequences),
             trainable_params: None,
             reason: mem.reason,
@@ -216,6 +224,7 @@ pub fn run(catalog: &Catalog, cmd: FitCmd) -> CliResult {
     if cmd.json {
         print_json(&report)?;
     } else {
+        check_finite(&report)?;
         print_human(&report);
     }
     if report.fits {

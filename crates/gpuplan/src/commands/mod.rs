@@ -8,7 +8,7 @@ mod plan_summary;
 mod validate;
 
 use crate::cli::{Cli, Command};
-use crate::error::CliResult;
+use crate::error::{CliError, CliResult};
 use crate::load;
 
 /// Runs the parsed command line.
@@ -54,7 +54,16 @@ pub(crate) fn truncate(text: &str, max: usize) -> String {
 }
 
 /// Prints a value as pretty JSON.
+/// Stops with an internal error (exit 1) when `value` holds a NaN or an
+/// infinity: every report passes here before it is printed, as a table or JSON.
+pub(crate) fn check_finite<T: serde::Serialize>(value: &T) -> CliResult {
+    crate::finite::ensure_finite(value)
+        .map_err(|field| CliError::Internal(format!("non-finite value in field {field}")))
+}
+
+/// Prints a value as pretty JSON (after [`check_finite`]: JSON would print NaN as `null`).
 pub(crate) fn print_json<T: serde::Serialize>(value: &T) -> CliResult {
+    check_finite(value)?;
     let text = serde_json::to_string_pretty(value)
         .map_err(|e| crate::error::CliError::bad(format!("cannot encode JSON: {e}")))?;
     println!("{text}");

@@ -1,6 +1,6 @@
 //! `gpuplan plan`: ranked deployments, Pareto frontier, rejections, `--explain`.
 
-use super::{print_json, table, truncate, wide_table};
+use super::{check_finite, print_json, table, truncate, wide_table};
 use crate::cli::PlanCmd;
 use crate::error::{CliError, CliResult};
 use crate::load;
@@ -45,6 +45,7 @@ pub fn run(catalog: &Catalog, cmd: PlanCmd) -> CliResult {
         if cmd.json {
             print_json(p)?;
         } else {
+            check_finite(p)?;
             explain(&w, p);
         }
         return Ok(());
@@ -52,6 +53,7 @@ pub fn run(catalog: &Catalog, cmd: PlanCmd) -> CliResult {
     if cmd.json {
         print_json(&report)?;
     } else {
+        check_finite(&report)?;
         print_report(&w, &report, elapsed.as_secs_f64(), cmd.wide);
     }
     if report.plans.is_empty() {

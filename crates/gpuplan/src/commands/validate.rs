@@ -1,6 +1,6 @@
 //! `gpuplan validate`: predicted vs measured on a benchmark file.
 
-use super::{opt, print_json, table};
+use super::{check_finite, opt, print_json, table};
 use crate::cli::{KindArg, ValidateCmd};
 use crate::error::{CliError, CliResult};
 use crate::load;
@@ -74,6 +74,7 @@ pub fn run(catalog: &Catalog, cmd: ValidateCmd) -> CliResult {
     if cmd.json {
         return print_json(&report);
     }
+    check_finite(&report)?;
     if cmd.markdown {
         print_markdown(&report, &name);
         return Ok(());
