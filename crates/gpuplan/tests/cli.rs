@@ -1093,3 +1093,63 @@ fn flagged_prices_are_marked_and_strict_trust_excludes_them() {
             > 0
     );
 }
+
+/// Issue 8: every launch command of the bundled examples' plans serves a real
+/// checkpoint (one of `catalog checkpoints`, or the model's own 16-bit repo),
+/// with a kernel vLLM runs on that GPU, never forces the slow AWQ/GPTQ path,
+/// names the instruct release, and accepts every request the model accepts
+/// up to what the KV cache holds.
+#[test]
+fn launch_commands_serve_real_checkpoints() {
+    let csv = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../data/checkpoints.csv"
+    ))
+    .unwrap();
+    let repos: Vec<String> = csv
+        .lines()
+        .skip(1)
+        .filter_map(|l| l.split(',').nth(3).map(str::to_string))
+        .collect();
+    let mut checked = 0;
+    for example in
+        std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples")).unwrap()
+    {
+        let path = example.unwrap().path();
+        let v = json(&gpuplan(&[
+            "plan",
+            path.to_str().unwrap(),
+            "--json",
+            "--top",
+            "25",
+        ]));
+        for p in v["plans"].as_array().unwrap() {
+            let repo = p["checkpoint"].as_str().unwrap();
+            assert!(
+                repos.iter().any(|r| r == repo),
+                "{}: {repo} is not a known checkpoint",
+                path.display()
+            );
+            let cmd = p["vllm_command"].as_str().unwrap();
+            assert!(cmd.starts_with(&format!("vllm serve {repo} ")), "{cmd}");
+            assert!(
+                !cmd.contains("--quantization awq") && !cmd.contains("--quantization gptq"),
+                "{cmd}"
+            );
+            assert!(!p["weight_kernel"].as_str().unwrap().is_empty());
+            let lower = repo.to_lowercase();
+            assert!(
+                !(lower.contains("llama-3") && !lower.contains("instruct")),
+                "an instruct workload serves the instruct release: {repo}"
+            );
+            let len = p["max_model_len"].as_u64().unwrap();
+            let kv = p["derivation"]["kv_cache_tokens"].as_u64().unwrap();
+            assert!(
+                len <= kv.max(1),
+                "--max-model-len {len} above the KV cache's {kv} tokens"
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked >= 60, "only {checked} plans checked");
+}

@@ -5,8 +5,9 @@
 use super::candidates::ReplicaKey;
 use super::rejections::{Miss, RejectReason};
 use crate::calibration::Calibration;
-use crate::layout::Layout;
-use crate::memory::{inference_memory, EngineLimits, InferenceMemory, InferenceMemoryInput};
+use crate::engine::ServingChoice;
+use crate::layout::{weight_bytes_per_gpu, Layout};
+use crate::memory::{inference_memory, EngineLimits, InferenceMemory, InferenceMemoryInput, GIB};
 use crate::perf::{Bound, Deployment};
 use crate::queueing::wait_quantile_s;
 use crate::serving::{block_tokens, prefill_under_load_s, steady_state};
@@ -28,6 +29,8 @@ const REFINE_STEPS: u64 = 16;
 #[derive(Debug, Clone)]
 pub(crate) struct ReplicaChoice {
     pub dep: Deployment,
+    /// The checkpoint, kernel and engine settings that realise the replica.
+    pub serving: ServingChoice,
     pub memory: InferenceMemory,
     /// Sequences of mean length the KV cache holds.
     pub kv_sequences: u64,
@@ -100,11 +103,13 @@ fn label(gpu: &GpuSpec, precision: Precision, layout: Layout) -> String {
 }
 
 /// Evaluates one replica configuration: layout, memory, then the batch cap
-/// with the highest capacity within the SLO.
+/// with the highest capacity within the SLO. `serving` is the checkpoint and
+/// kernel vLLM will run for this GPU and precision.
 pub(crate) fn evaluate_replica(
     cx: &CapacityContext<'_>,
     gpu: &GpuSpec,
     key: &ReplicaKey,
+    serving: &ServingChoice,
 ) -> ReplicaOutcome {
     let (precision, layout) = (key.precision, key.layout);
     let w = cx.workload;
@@ -118,7 +123,18 @@ pub(crate) fn evaluate_replica(
         Ok(m) => m,
         Err(r) => return (Err(r), 0),
     };
-    let dep = match Deployment::new(&w.model, gpu, layout, precision, kv_precision, cx.cal) {
+    if let Err(r) = loading_fits(cx, precision, layout, serving, &memory, &label) {
+        return (Err(r), 0);
+    }
+    let dep = match Deployment::with_kernel(
+        &w.model,
+        gpu,
+        layout,
+        precision,
+        kv_precision,
+        serving.kernel,
+        cx.cal,
+    ) {
         Ok(d) => d,
         Err(e) => {
             let r = ReplicaRejection::new(
@@ -131,7 +147,37 @@ pub(crate) fn evaluate_replica(
     };
     let mean_ctx = block_tokens((w.input_tokens.mean + w.output_tokens.mean).ceil() as u64) as f64;
     let kv_sequences = (memory.kv_cache_tokens as f64 / mean_ctx).floor() as u64;
-    best_batch_cap(cx, &dep, &memory, kv_sequences, &label)
+    best_batch_cap(cx, &dep, serving, &memory, kv_sequences, &label)
+}
+
+/// Online quantisation loads the 16-bit checkpoint before quantising it
+/// (vLLM FP8 docs, "Online Dynamic Quantization"): those weights, plus the
+/// runtime overhead, must fit in the engine's memory budget while loading.
+fn loading_fits(
+    cx: &CapacityContext<'_>,
+    precision: Precision,
+    layout: Layout,
+    serving: &ServingChoice,
+    memory: &InferenceMemory,
+    label: &str,
+) -> Result<(), ReplicaRejection> {
+    if serving.load_precision == precision {
+        return Ok(());
+    }
+    let model = &cx.workload.model;
+    let loading_gib = weight_bytes_per_gpu(model, layout, serving.load_precision) / GIB;
+    let room_gib = memory.budget_gib - memory.per_gpu.overhead_gib;
+    if loading_gib <= room_gib {
+        return Ok(());
+    }
+    Err(ReplicaRejection::new(
+        RejectReason::DoesNotFit,
+        format!(
+            "{label}: online quantisation loads the {} checkpoint first, {loading_gib:.1} GiB per GPU > {room_gib:.1} GiB (no pre-quantised {precision} checkpoint of {})",
+            serving.load_precision, model.id
+        ),
+        None,
+    ))
 }
 
 /// The memory of one replica; rejected when weights, workspace and one p99
@@ -219,6 +265,7 @@ fn refined_caps(best: u64, kv_sequences: u64) -> Vec<u64> {
 fn best_batch_cap(
     cx: &CapacityContext<'_>,
     dep: &Deployment,
+    serving: &ServingChoice,
     memory: &InferenceMemory,
     kv_sequences: u64,
     label: &str,
@@ -251,6 +298,7 @@ fn best_batch_cap(
         Some(cap) if cap.capacity_rps > 0.0 => {
             let choice = ReplicaChoice {
                 dep: dep.clone(),
+                serving: serving.clone(),
                 memory: memory.clone(),
                 kv_sequences,
                 cap,

@@ -3,11 +3,11 @@
 
 use super::candidates::Candidate;
 use super::capacity::{CapacityContext, ReplicaChoice};
-use super::launch::vllm_command;
+use super::launch::{max_model_len, vllm_command};
 use super::report::{Derivation, Plan};
 use crate::layout::Layout;
 use crate::queueing::{erlang_c, wait_quantile_s};
-use crate::serving::{block_tokens, prefill_under_load_s, steady_state};
+use crate::serving::{prefill_under_load_s, steady_state};
 
 /// Most replicas one plan may have. The largest public LLM fleets run
 /// thousands of GPUs per model; 100,000 replicas of one deployment is beyond
@@ -183,7 +183,7 @@ fn assemble(
     let out_tokens_per_hour_peak = w.peak_requests_per_s * w.output_tokens.mean * 3600.0;
     let out_tokens_per_hour_mean = w.mean_requests_per_s * w.output_tokens.mean * 3600.0;
     let utilization = at_peak.lambda / cap.max_rps;
-    let max_model_len = block_tokens(cx.context_p99());
+    let max_model_len = max_model_len(w, choice, cx.context_p99());
     Plan {
         rank: 0,
         provider: o.provider.clone(),
@@ -242,6 +242,10 @@ fn assemble(
             spot_capacity_loss: buy.spot.then_some(loss),
         },
         vllm_command: vllm_command(w, choice, max_model_len),
+        checkpoint: choice.serving.repo.clone(),
+        weight_kernel: choice.serving.kernel.label().to_string(),
+        min_vllm_version: choice.serving.min_vllm_version.clone(),
+        launch_notes: choice.serving.notes.clone(),
     }
 }
 

@@ -25,6 +25,7 @@ pub use rejections::{RejectReason, Rejection};
 pub use report::{Derivation, Plan, PlanOptions, PlanReport, PriceFlag};
 
 use crate::calibration::Calibration;
+use crate::engine::{serving_choice, ServingChoice};
 use crate::workload::{InferenceWorkload, PriceTrust};
 use candidates::{passing_offerings, Candidate, ReplicaKey};
 use capacity::{evaluate_replica, CapacityContext, ReplicaOutcome, ReplicaRejection};
@@ -49,7 +50,7 @@ pub fn plan(
         ca2: w.arrival_cv2,
         cs2: service_cv2(w),
     };
-    let outcomes = evaluate_replicas(&cx, &passing);
+    let outcomes = evaluate_replicas(catalog, &cx, &passing);
     let (plans, candidates_evaluated) =
         price_candidates(catalog, &cx, &passing, &outcomes, &mut rejected);
     let distinct = frontier::rank_distinct(plans);
@@ -78,35 +79,25 @@ fn service_cv2(w: &InferenceWorkload) -> f64 {
         .clamp(0.0, 4.0)
 }
 
-/// Whether the GPU can run the precision in vLLM.
-fn precision_supported(gpu: &GpuSpec, p: Precision) -> Result<(), String> {
-    match p {
-        Precision::Fp4 if gpu.fp4_tflops.is_none() => Err(format!(
-            "{}: no FP4 tensor cores (Blackwell needed)",
-            gpu.name
-        )),
-        Precision::Fp8
-            if gpu.fp8_tflops.is_none() && !matches!(gpu.architecture.as_str(), "Ampere") =>
-        {
-            Err(format!(
-                "{}: no FP8 support (FP8 needs Ada/Hopper/Blackwell/CDNA3, or Ampere weight-only)",
-                gpu.name
-            ))
-        }
-        _ => Ok(()),
-    }
-}
-
-/// Evaluates every distinct (GPU, precision, layout) once, in parallel.
+/// Evaluates every distinct (GPU, precision, layout) once, in parallel. The
+/// checkpoint and kernel (`engine::serving_choice`) are chosen once per GPU
+/// and precision; a precision vLLM cannot run there rejects every layout.
 fn evaluate_replicas(
+    catalog: &Catalog,
     cx: &CapacityContext<'_>,
     passing: &[Candidate<'_>],
 ) -> HashMap<ReplicaKey, ReplicaOutcome> {
     let w = cx.workload;
     let mut seen = HashSet::new();
     let mut keys: Vec<(ReplicaKey, &GpuSpec)> = Vec::new();
+    let mut serving: HashMap<(String, Precision), Result<ServingChoice, String>> = HashMap::new();
     for cand in passing {
         for &precision in &w.precisions {
+            serving
+                .entry((cand.gpu.name.clone(), precision))
+                .or_insert_with(|| {
+                    serving_choice(catalog, &w.model, w.variant, cand.gpu, precision)
+                });
             for (layout, _) in cand.layouts(w.constraints.max_gpus_per_replica) {
                 let key = ReplicaKey {
                     gpu: cand.gpu.name.clone(),
@@ -121,16 +112,16 @@ fn evaluate_replicas(
     }
     keys.into_par_iter()
         .map(|(key, gpu)| {
-            let outcome = match precision_supported(gpu, key.precision) {
+            let outcome = match &serving[&(key.gpu.clone(), key.precision)] {
                 Err(msg) => (
                     Err(ReplicaRejection {
                         reason: RejectReason::PrecisionUnsupported,
-                        example: msg,
+                        example: msg.clone(),
                         miss: None,
                     }),
                     0,
                 ),
-                Ok(()) => evaluate_replica(cx, gpu, &key),
+                Ok(choice) => evaluate_replica(cx, gpu, &key, choice),
             };
             (key, outcome)
         })

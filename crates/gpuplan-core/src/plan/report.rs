@@ -139,6 +139,14 @@ pub struct Plan {
     pub derivation: Derivation,
     /// A `vllm serve` command that realises the plan.
     pub vllm_command: String,
+    /// The Hugging Face checkpoint it serves (pre-quantised where one exists).
+    pub checkpoint: String,
+    /// The weight kernel vLLM picks for that checkpoint on this GPU (the one predicted).
+    pub weight_kernel: String,
+    /// A vLLM release known to carry that kernel.
+    pub min_vllm_version: String,
+    /// What the operator must know to run it (arm64 hosts, weight-only fallbacks ...).
+    pub launch_notes: Vec<String>,
 }
 
 /// The search result.

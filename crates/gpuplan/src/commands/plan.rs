@@ -408,5 +408,12 @@ fn explain(w: &InferenceWorkload, p: &Plan) {
     );
     println!();
     println!("Serving-engine settings (one replica):");
+    println!(
+        "  checkpoint {}, weight kernel {} (vLLM ≥ {})",
+        p.checkpoint, p.weight_kernel, p.min_vllm_version
+    );
     println!("  {}", p.vllm_command);
+    for note in &p.launch_notes {
+        println!("  note: {note}");
+    }
 }
