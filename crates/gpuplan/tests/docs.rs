@@ -21,6 +21,8 @@ struct Run {
 fn gpuplan_in(dir: &Path, args: &[String]) -> Run {
     let out = Command::new(env!("CARGO_BIN_EXE_gpuplan"))
         .args(args)
+        // Help text wraps at the terminal width: keep example lines whole.
+        .env("COLUMNS", "500")
         .current_dir(dir)
         .output()
         .expect("the binary runs");
