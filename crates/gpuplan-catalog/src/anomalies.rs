@@ -100,6 +100,28 @@ pub enum AnomalyKind {
 }
 
 impl AnomalyKind {
+    /// What the kind means, in one phrase.
+    pub fn meaning(self) -> &'static str {
+        match self {
+            AnomalyKind::SpotNotBelowOnDemand => {
+                "spot at or above on-demand: one of the two prices is wrong"
+            }
+            AnomalyKind::SpotAtFloor => "spot at a floor or placeholder share of on-demand",
+            AnomalyKind::GpuHourPriceOutlier => {
+                "per-GPU-hour price far from the GPU's cross-provider median"
+            }
+            AnomalyKind::RegionPriceOutlier => {
+                "one region's price far from the same instance's other regions"
+            }
+            AnomalyKind::RegionAvailabilityUnknown => {
+                "every instance listed in every region at one price: availability unknown"
+            }
+            AnomalyKind::InstanceShapeImplausible => {
+                "GPU count, vCPUs, host memory or GPU variant cannot be right as written"
+            }
+        }
+    }
+
     /// Every kind, in display order.
     pub const ALL: [AnomalyKind; 6] = [
         AnomalyKind::SpotNotBelowOnDemand,

@@ -259,6 +259,7 @@ pub enum CatalogTable {
     ///   gpuplan catalog anomalies
     ///   gpuplan catalog anomalies --provider runpod --kind spot_not_below_on_demand
     ///   gpuplan catalog anomalies --json
+    ///   gpuplan catalog anomalies --summary
     #[command(verbatim_doc_comment)]
     Anomalies {
         /// Only this provider.
@@ -272,6 +273,9 @@ pub enum CatalogTable {
         /// Print JSON (full reasons) instead of a table.
         #[arg(long)]
         json: bool,
+        /// One Markdown row per kind: count, meaning, an example (the README's table).
+        #[arg(long, conflicts_with_all = ["json", "provider", "kind"])]
+        summary: bool,
     },
     /// Model architectures.
     Models {

@@ -1,6 +1,6 @@
 //! `gpuplan catalog gpus|offerings|anomalies|models`.
 
-use super::{opt, print_json, table};
+use super::{opt, print_json, table, truncate};
 use crate::cli::{CatalogCmd, CatalogTable};
 use crate::error::{CliError, CliResult};
 use gpuplan_catalog::{Anomaly, AnomalyKind, Catalog};
@@ -25,10 +25,12 @@ pub fn run(catalog: &Catalog, cmd: CatalogCmd) -> CliResult {
             }
             offerings(catalog, gpu, provider, region, limit, json)
         }
+        CatalogTable::Anomalies { summary: true, .. } => anomaly_summary(catalog),
         CatalogTable::Anomalies {
             provider,
             kind,
             json,
+            ..
         } => anomalies(catalog, provider, kind, json),
         CatalogTable::Models { json } => models(catalog, json),
     }
@@ -42,14 +44,51 @@ const ANOMALY_TABLE_WIDTH: usize = 120;
 const ANOMALY_INSTANCE_WIDTH: usize = 26;
 const ANOMALY_REGION_WIDTH: usize = 16;
 
-/// `text` cut to `width` characters, ending in `…` when cut.
-fn truncate(text: &str, width: usize) -> String {
-    if text.chars().count() <= width {
-        return text.to_string();
+/// One Markdown row per anomaly kind: rows flagged, what it means, one
+/// example (the README's table of suspicious prices).
+fn anomaly_summary(catalog: &Catalog) -> CliResult {
+    println!("| kind | rows | what it means | example |");
+    println!("|---|---:|---|---|");
+    for kind in AnomalyKind::ALL {
+        let rows: Vec<&Anomaly> = catalog
+            .anomalies()
+            .iter()
+            .filter(|a| a.kind == kind)
+            .collect();
+        let example = rows
+            .first()
+            .map(|a| {
+                format!(
+                    "{} `{}` {}: {}",
+                    a.provider, a.instance_type, a.region, a.reason
+                )
+            })
+            .unwrap_or_else(|| "–".into());
+        println!(
+            "| `{kind}` | {} | {} | {example} |",
+            rows.len(),
+            kind.meaning()
+        );
     }
-    let mut out: String = text.chars().take(width.saturating_sub(1)).collect();
-    out.push('…');
-    out
+    let offerings = catalog.offerings().len();
+    let flagged: std::collections::BTreeSet<(&str, &str, &str)> = catalog
+        .anomalies()
+        .iter()
+        .map(|a| {
+            (
+                a.provider.as_str(),
+                a.instance_type.as_str(),
+                a.region.as_str(),
+            )
+        })
+        .collect();
+    println!();
+    println!(
+        "{} flags on {} of {offerings} offering rows (instance and region; zones share a flag).",
+        catalog.anomalies().len(),
+        flagged.len()
+    );
+    Ok(())
 }
 
 fn anomalies(
