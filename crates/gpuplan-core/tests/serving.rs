@@ -91,9 +91,13 @@ fn every_example_serves_a_published_checkpoint_or_says_why() {
                             // Instruct releases: the official repo names it, and
                             // third-party quantisations name the instruct model too.
                             let lower = repo.to_ascii_lowercase();
-                            assert!(
-                                lower.contains("instruct") || lower.contains("chat"),
-                                "{file}: {repo} is not an instruct repo"
+                            let instruct_repo =
+                                lower.contains("instruct") || lower.contains("chat");
+                            assert_eq!(
+                                instruct_repo,
+                                w.variant == Variant::Instruct,
+                                "{file}: {repo} is not the {:?} release",
+                                w.variant
                             );
                         }
                     }
