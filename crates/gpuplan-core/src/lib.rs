@@ -30,6 +30,7 @@ mod perf;
 mod plan;
 mod queueing;
 mod serving;
+mod tails;
 #[cfg(test)]
 mod test_support;
 mod training_memory;
@@ -61,6 +62,7 @@ pub use serving::{
     trtllm_bench_settings, trtllm_bench_throughput, trtllm_kv_tokens, BurstResult, Estimate,
     SteadyState, KV_BLOCK_TOKENS,
 };
+pub use tails::{lognormal_cv2, TailInputs, TailModel, Tails};
 pub use training_memory::{
     training_memory, FineTuneMethod, Optimizer, PipelineSchedule, Recompute, TrainingMemory,
     TrainingMemoryInput, ALLOCATOR_OVERHEAD_FRACTION,

@@ -1010,6 +1010,9 @@ fn plan_output_fits_120_columns() {
         "examples/chat-70b.toml",
         "examples/batch-summarization.toml",
         "examples/eu-residency.toml",
+        "examples/code-completion.toml",
+        "examples/moe-mixtral.toml",
+        "examples/rag-long-context.toml",
     ] {
         let out = gpuplan(&["plan", example]);
         assert_eq!(out.code, 0, "{example}: {}", out.stderr);
@@ -1020,6 +1023,15 @@ fn plan_output_fits_120_columns() {
                 line.chars().count()
             );
         }
+        // One line per plan: the compact table never wraps a row.
+        let rows = out
+            .stdout
+            .lines()
+            .skip_while(|l| !l.starts_with('─'))
+            .skip(1)
+            .take_while(|l| !l.starts_with("TTFT/TPOT are p99"))
+            .count();
+        assert_eq!(rows, 10, "{example}: {}", out.stdout);
         let wide = gpuplan(&["plan", example, "--wide"]);
         assert!(wide.stdout.contains("price date") && wide.stdout.contains("$/1M out tok"));
     }

@@ -9,8 +9,8 @@ use crate::engine::ServingChoice;
 use crate::layout::{weight_bytes_per_gpu, Layout};
 use crate::memory::{inference_memory, EngineLimits, InferenceMemory, InferenceMemoryInput, GIB};
 use crate::perf::{Bound, Deployment};
-use crate::queueing::wait_quantile_s;
-use crate::serving::{block_tokens, prefill_under_load_s, steady_state};
+use crate::serving::{block_tokens, steady_state};
+use crate::tails::{TailInputs, TailModel, Tails};
 use crate::workload::{default_kv_precision, InferenceWorkload};
 use gpuplan_catalog::{GpuSpec, Precision};
 
@@ -45,8 +45,8 @@ pub(crate) struct CapChoice {
     pub capacity_rps: f64,
     pub service_s: f64,
     pub max_rps: f64,
-    pub prefill99_s: f64,
-    pub tpot_full_ms: f64,
+    /// p99 TPOT at the capacity arrival rate, ms.
+    pub tpot_at_capacity_ms: f64,
     pub iteration_full_s: f64,
     pub prefill_bound: Bound,
     pub decode_bound: Bound,
@@ -84,6 +84,26 @@ pub(crate) struct CapacityContext<'a> {
 }
 
 impl CapacityContext<'_> {
+    /// The tail model of a replica at batch cap `batch` whose requests hold a
+    /// slot `service_s` seconds.
+    pub fn tail_model<'d>(&self, dep: &'d Deployment, batch: u64, service_s: f64) -> TailModel<'d> {
+        let w = self.workload;
+        TailModel::new(
+            dep,
+            TailInputs {
+                input_mean: w.input_tokens.mean,
+                input_p99: w.input_tokens.p99,
+                output_mean: w.output_tokens.mean,
+                output_p99: w.output_tokens.p99,
+                batch: batch as f64,
+                max_batched_tokens: w.max_batched_tokens as f64,
+                service_s,
+                ca2: self.ca2,
+                cs2: self.cs2,
+            },
+        )
+    }
+
     /// Longest sequence the p99 request reaches (prompt + output), tokens.
     pub fn context_p99(&self) -> u64 {
         let w = self.workload;
@@ -347,7 +367,7 @@ impl CapSearch {
 
     fn better(&self, a: &CapChoice, b: &CapChoice) -> bool {
         let (ra, rb) = (self.replicas(a), self.replicas(b));
-        ra < rb || (ra == rb && a.tpot_full_ms < b.tpot_full_ms * (1.0 - 1e-9))
+        ra < rb || (ra == rb && a.tpot_at_capacity_ms < b.tpot_at_capacity_ms * (1.0 - 1e-9))
     }
 
     fn record(&mut self, result: Result<CapChoice, ReplicaRejection>) {
@@ -375,26 +395,19 @@ impl CapSearch {
     }
 }
 
-/// p99 TTFT and end-to-end latency (s) at arrival rate `lambda` per replica.
-fn tail_latency_s(
-    cx: &CapacityContext<'_>,
-    service_s: f64,
-    batch: u64,
-    prefill99_s: f64,
-    tpot_ms: f64,
-    lambda: f64,
-) -> (f64, f64) {
-    let w = cx.workload;
-    let wait = wait_quantile_s(lambda, service_s, batch as f64, cx.ca2, cx.cs2, 0.99);
-    let ttft = wait + prefill99_s;
-    // e2e p99 ≈ TTFT p99 + (p99 output − 1) inter-token gaps.
-    (
-        ttft,
-        ttft + (w.output_tokens.p99 - 1.0).max(0.0) * tpot_ms / 1e3,
-    )
+/// Whether the replica is stable at one arrival rate (its prefill queue
+/// does not grow without bound: the tails are finite) and its p99s meet
+/// every SLO of the workload.
+fn meets_slo(w: &InferenceWorkload, t: &Tails) -> bool {
+    let slo = w.slo;
+    t.e2e_p99_s.is_finite()
+        && slo.ttft_ms_p99.is_none_or(|l| t.ttft_p99_s * 1e3 <= l)
+        && slo.tpot_ms_p99.is_none_or(|l| t.tpot_p99_ms <= l)
+        && slo.e2e_ms_p99.is_none_or(|l| t.e2e_p99_s * 1e3 <= l)
 }
 
-/// Capacity within the SLO and the utilisation cap at one batch cap.
+/// Capacity within the SLO and the utilisation cap at one batch cap: the
+/// highest arrival rate whose tails ([`crate::tails`]) meet every SLO.
 fn capacity_at_cap(
     cx: &CapacityContext<'_>,
     dep: &Deployment,
@@ -402,31 +415,16 @@ fn capacity_at_cap(
     label: &str,
 ) -> Result<CapChoice, ReplicaRejection> {
     let w = cx.workload;
-    let slo = w.slo;
     let (i_mean, o_mean) = (w.input_tokens.mean, w.output_tokens.mean);
     let mbt = w.max_batched_tokens as f64;
     let ss = steady_state(dep, i_mean, o_mean, b as f64, mbt);
     let service_s = ss.service_s;
     let max_rps = b as f64 / service_s;
-    let tpot = ss.tpot_ms;
-    if let Some(limit) = slo.tpot_ms_p99.filter(|l| tpot > *l) {
-        return Err(ReplicaRejection::new(
-            RejectReason::TpotSlo,
-            format!("{label}: TPOT {tpot:.1} ms at batch {b} > {limit} ms"),
-            Some(tpot),
-        ));
-    }
-    // A p99 prompt is prefilled in chunks next to a full batch of decodes.
-    let prefill99_s = prefill_under_load_s(dep, w.input_tokens.p99, i_mean, o_mean, b as f64, mbt);
-    let tails = |lambda: f64| tail_latency_s(cx, service_s, b, prefill99_s, tpot, lambda);
-    let ok = |lambda: f64| -> bool {
-        let (ttft, e2e) = tails(lambda);
-        slo.ttft_ms_p99.is_none_or(|l| ttft * 1e3 <= l)
-            && slo.e2e_ms_p99.is_none_or(|l| e2e * 1e3 <= l)
-    };
+    let model = cx.tail_model(dep, b, service_s);
+    let ok = |lambda: f64| meets_slo(w, &model.at(lambda));
     let hi = max_rps * w.constraints.max_utilization;
     if !ok(hi * 1e-6) {
-        return Err(unloaded_miss(cx, tails(0.0), label));
+        return Err(unloaded_miss(cx, &model.at(hi * 1e-6), b, label));
     }
     // Highest arrival rate within the SLO: bisection (latency grows with load).
     let capacity = if ok(hi) {
@@ -443,38 +441,46 @@ fn capacity_at_cap(
         }
         lo
     };
+    let at_capacity = model.at(capacity);
     Ok(CapChoice {
         batch: b,
         capacity_rps: capacity,
         service_s,
         max_rps,
-        prefill99_s,
-        tpot_full_ms: tpot,
+        tpot_at_capacity_ms: at_capacity.tpot_p99_ms,
         iteration_full_s: ss.iteration_s,
         prefill_bound: ss.prefill_bound,
         decode_bound: ss.decode_bound,
     })
 }
 
-/// The rejection when even an unloaded replica misses the TTFT or e2e SLO.
-fn unloaded_miss(cx: &CapacityContext<'_>, tails: (f64, f64), label: &str) -> ReplicaRejection {
+/// The rejection when even an almost idle replica misses an SLO: the first
+/// SLO it misses, with how close it came.
+fn unloaded_miss(cx: &CapacityContext<'_>, t: &Tails, b: u64, label: &str) -> ReplicaRejection {
     let slo = cx.workload.slo;
-    let (ttft, e2e) = (tails.0 * 1e3, tails.1 * 1e3);
-    match slo.ttft_ms_p99.filter(|l| ttft > *l) {
-        Some(limit) => ReplicaRejection::new(
+    let (ttft, tpot, e2e) = (t.ttft_p99_s * 1e3, t.tpot_p99_ms, t.e2e_p99_s * 1e3);
+    if let Some(limit) = slo.tpot_ms_p99.filter(|l| tpot > *l) {
+        return ReplicaRejection::new(
+            RejectReason::TpotSlo,
+            format!("{label}: TPOT p99 {tpot:.1} ms at batch cap {b} > {limit} ms"),
+            Some(tpot),
+        );
+    }
+    if let Some(limit) = slo.ttft_ms_p99.filter(|l| ttft > *l) {
+        return ReplicaRejection::new(
             RejectReason::TtftSlo,
             format!("{label}: p99 prompt alone takes {ttft:.0} ms to prefill > {limit} ms"),
             Some(ttft),
-        ),
-        None => ReplicaRejection::new(
-            RejectReason::E2eSlo,
-            format!(
-                "{label}: p99 request takes {e2e:.0} ms > {} ms",
-                slo.e2e_ms_p99.unwrap_or(0.0)
-            ),
-            Some(e2e),
-        ),
+        );
     }
+    ReplicaRejection::new(
+        RejectReason::E2eSlo,
+        format!(
+            "{label}: p99 request takes {e2e:.0} ms > {} ms",
+            slo.e2e_ms_p99.unwrap_or(0.0)
+        ),
+        Some(e2e),
+    )
 }
 
 #[cfg(test)]

@@ -6,8 +6,8 @@ use super::capacity::{CapacityContext, ReplicaChoice};
 use super::launch::{max_model_len, vllm_command};
 use super::report::{Derivation, Plan};
 use crate::layout::Layout;
-use crate::queueing::{erlang_c, wait_quantile_s};
-use crate::serving::{prefill_under_load_s, steady_state};
+use crate::queueing::erlang_c;
+use crate::tails::Tails;
 
 /// Most replicas one plan may have. The largest public LLM fleets run
 /// thousands of GPUs per model; 100,000 replicas of one deployment is beyond
@@ -85,45 +85,10 @@ pub(crate) struct Purchase<'a> {
     pub list_price: f64,
 }
 
-/// Latency of one replica at its share of the peak.
-struct LatencyAtPeak {
+/// A replica's share of the peak and its tails there.
+pub(crate) struct AtPeak {
     lambda: f64,
-    wait_s: f64,
-    prefill99_s: f64,
-    ttft_ms: f64,
-    tpot_ms: f64,
-    e2e_ms: f64,
-}
-
-fn latency_at_peak(cx: &CapacityContext<'_>, choice: &ReplicaChoice, lambda: f64) -> LatencyAtPeak {
-    let w = cx.workload;
-    let cap = &choice.cap;
-    let b = cap.batch as f64;
-    let (i_mean, o_mean) = (w.input_tokens.mean, w.output_tokens.mean);
-    let mbt = w.max_batched_tokens as f64;
-    let wait_s = wait_quantile_s(lambda, cap.service_s, b, cx.ca2, cx.cs2, 0.99);
-    // Little's law: sequences in flight = arrival rate × time in the system.
-    let in_flight = (lambda * cap.service_s).clamp(1.0, b);
-    let at_load = steady_state(&choice.dep, i_mean, o_mean, in_flight, mbt);
-    let tpot_ms = at_load.tpot_ms.min(cap.tpot_full_ms);
-    let prefill99_s = prefill_under_load_s(
-        &choice.dep,
-        w.input_tokens.p99,
-        i_mean,
-        o_mean,
-        in_flight,
-        mbt,
-    )
-    .min(cap.prefill99_s);
-    let ttft_ms = (wait_s + prefill99_s) * 1e3;
-    LatencyAtPeak {
-        lambda,
-        wait_s,
-        prefill99_s,
-        ttft_ms,
-        tpot_ms,
-        e2e_ms: ttft_ms + (w.output_tokens.p99 - 1.0).max(0.0) * tpot_ms,
-    }
+    tails: Tails,
 }
 
 /// Prices one purchase: replicas for the peak, instances, $/hour and the
@@ -154,7 +119,10 @@ pub(crate) fn price_plan(cx: &CapacityContext<'_>, buy: &Purchase<'_>) -> Result
     };
     let usd_per_hour = f64::from(fleet.instances) * buy.list_price * (1.0 - discount);
     let lambda = w.peak_requests_per_s / f64::from(fleet.replicas) / (1.0 - loss).max(0.5);
-    let at_peak = latency_at_peak(cx, choice, lambda);
+    let tails = cx
+        .tail_model(&choice.dep, choice.cap.batch, choice.cap.service_s)
+        .at(lambda);
+    let at_peak = AtPeak { lambda, tails };
     Ok(assemble(
         cx,
         buy,
@@ -174,7 +142,7 @@ fn assemble(
     usd_per_hour: f64,
     discount: f64,
     loss: f64,
-    at_peak: &LatencyAtPeak,
+    at_peak: &AtPeak,
 ) -> Plan {
     let w = cx.workload;
     let o = buy.candidate.offering;
@@ -209,9 +177,10 @@ fn assemble(
         usd_per_hour,
         usd_per_million_output_tokens: usd_per_hour / out_tokens_per_hour_peak * 1e6,
         usd_per_million_output_tokens_at_mean: usd_per_hour / out_tokens_per_hour_mean * 1e6,
-        ttft_ms_p99: at_peak.ttft_ms,
-        tpot_ms_p99: at_peak.tpot_ms,
-        e2e_ms_p99: at_peak.e2e_ms,
+        ttft_ms_p99: at_peak.tails.ttft_p99_s * 1e3,
+        tpot_ms_p99: at_peak.tails.tpot_p99_ms,
+        itl_ms_p99: at_peak.tails.itl_p99_ms,
+        e2e_ms_p99: at_peak.tails.e2e_p99_s * 1e3,
         utilization,
         headroom: 1.0 - utilization,
         price_source: o.source_snapshot.clone(),
@@ -230,8 +199,13 @@ fn assemble(
             capacity_requests_per_s_per_replica: cap.capacity_rps,
             peak_requests_per_s_per_replica: at_peak.lambda,
             p_wait_at_peak: erlang_c(cap.batch as f64, at_peak.lambda * cap.service_s),
-            queue_wait_ms_p99: at_peak.wait_s * 1e3,
-            prefill_ms_p99: at_peak.prefill99_s * 1e3,
+            queue_wait_ms_p99: at_peak.tails.slot_wait_p99_s * 1e3,
+            prefill_utilization: at_peak.tails.prefill_utilization,
+            prefill_wait_ms_mean: at_peak.tails.prefill_wait_mean_s * 1e3,
+            prefill_wait_ms_p99: at_peak.tails.prefill_wait_p99_s * 1e3,
+            prefill_ms_mean: at_peak.tails.prefill_mean_s * 1e3,
+            prefill_ms_p99: at_peak.tails.prefill_p99_s * 1e3,
+            tpot_ms_mean: at_peak.tails.tpot_mean_ms,
             ca2: cx.ca2,
             cs2: cx.cs2,
             replicas_for_peak: fleet.replicas_for_peak,

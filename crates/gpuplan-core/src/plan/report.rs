@@ -33,10 +33,21 @@ pub struct Derivation {
     pub peak_requests_per_s_per_replica: f64,
     /// Erlang-C probability that a request waits for a slot at peak.
     pub p_wait_at_peak: f64,
-    /// p99 queueing delay at peak, ms.
+    /// p99 wait for a batch slot at peak, ms.
     pub queue_wait_ms_p99: f64,
-    /// Prefill time of a p99 prompt, ms.
+    /// Share of the replica's time spent on prefill work at peak.
+    pub prefill_utilization: f64,
+    /// Mean and p99 wait for prefill compute at peak (prompts queue for the
+    /// iteration token budget even when slots are free), ms.
+    pub prefill_wait_ms_mean: f64,
+    /// See `prefill_wait_ms_mean`.
+    pub prefill_wait_ms_p99: f64,
+    /// Prefill of the mean and of the p99 prompt beside the decodes, ms.
+    pub prefill_ms_mean: f64,
+    /// See `prefill_ms_mean`.
     pub prefill_ms_p99: f64,
+    /// Mean iteration time at peak (mean time per output token), ms.
+    pub tpot_ms_mean: f64,
     /// Squared coefficients of variation (arrivals, service) used.
     pub ca2: f64,
     /// See `ca2`.
@@ -119,6 +130,8 @@ pub struct Plan {
     pub ttft_ms_p99: f64,
     /// Predicted p99 time per output token at peak, ms.
     pub tpot_ms_p99: f64,
+    /// Predicted p99 gap between two tokens of a stream at peak, ms.
+    pub itl_ms_p99: f64,
     /// Predicted p99 end-to-end latency at peak, ms.
     pub e2e_ms_p99: f64,
     /// Share of the replicas' throughput used at peak.

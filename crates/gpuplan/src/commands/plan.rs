@@ -136,7 +136,10 @@ fn plans_table(plans: &[Plan], wide: bool) -> comfy_table::Table {
         "#", "provider", "region", "instance", "GPU × n", "TP/PP", "prec", "n/inst", "$/h",
         "TTFT ms", "TPOT ms", "util",
     ]);
-    t.load_style(COMPACT_STYLE);
+    // Cells are cut to fixed widths below, so the table fits 120 columns
+    // without wrapping a row.
+    t.load_style(COMPACT_STYLE)
+        .set_content_arrangement(comfy_table::ContentArrangement::Disabled);
     for column in t.column_iter_mut() {
         column.set_padding((0, 1));
     }
@@ -147,8 +150,8 @@ fn plans_table(plans: &[Plan], wide: bool) -> comfy_table::Table {
         t.add_row(vec![
             p.rank.to_string(),
             truncate(&p.provider, 10),
-            region_cell(p, 18),
-            format!("{}{spot}", truncate(&p.instance_type, 18 - spot.len())),
+            region_cell(p, 15),
+            format!("{}{spot}", truncate(&p.instance_type, 17 - spot.len())),
             format!("{}{mark}×{}", truncate(&p.gpu, 13), p.gpus_per_replica),
             format!("{}/{}", p.tp, p.pp),
             p.precision.to_string(),
@@ -353,16 +356,37 @@ fn explain(w: &InferenceWorkload, p: &Plan) {
         d.capacity_requests_per_s_per_replica
     );
     println!();
-    println!("Queueing at peak ({:.2} req/s per replica; G/G/c with c = {} slots, c_a² = {:.2}, c_s² = {:.2}):", d.peak_requests_per_s_per_replica, p.max_num_seqs, d.ca2, d.cs2);
     println!(
-        "  P(wait) = {:.3} (Erlang C), p99 wait {:.0} ms (Allen–Cunneen scaled exponential tail)",
-        d.p_wait_at_peak, d.queue_wait_ms_p99
+        "Queueing at peak ({:.2} req/s per replica, c_a² = {:.2}):",
+        d.peak_requests_per_s_per_replica, d.ca2
     );
     println!(
-        "  TTFT p99 = wait {:.0} ms + p99-prompt prefill {:.0} ms = {:.0} ms",
-        d.queue_wait_ms_p99, d.prefill_ms_p99, p.ttft_ms_p99
+        "  batch slots: G/G/c with c = {}, c_s² = {:.2}: P(wait) = {:.3} (Erlang C), p99 wait {:.0} ms",
+        p.max_num_seqs, d.cs2, d.p_wait_at_peak, d.queue_wait_ms_p99
     );
-    println!("  TPOT p99 {:.1} ms; end-to-end p99 = TTFT + (p99 output − 1) × TPOT = {:.0} ms; utilisation {:.0}%", p.tpot_ms_p99, p.e2e_ms_p99, p.utilization * 100.0);
+    println!(
+        "  prefill compute: {:.0}% busy; prompts wait {:.0} ms on average, {:.0} ms at p99 (G/G/1, Allen–Cunneen)",
+        d.prefill_utilization * 100.0,
+        d.prefill_wait_ms_mean,
+        d.prefill_wait_ms_p99
+    );
+    println!(
+        "  own prefill beside the decodes: {:.0} ms (mean prompt), {:.0} ms (p99 prompt)",
+        d.prefill_ms_mean, d.prefill_ms_p99
+    );
+    println!(
+        "  TTFT p99 = slot wait + mean prefill wait + mean prefill + combined spread = {:.0} ms",
+        p.ttft_ms_p99
+    );
+    println!(
+        "  TPOT: {:.1} ms mean; p99 {:.1} ms over requests (prompts arriving during a request's life slow its tokens); p99 gap between tokens {:.1} ms",
+        d.tpot_ms_mean, p.tpot_ms_p99, p.itl_ms_p99
+    );
+    println!(
+        "  end-to-end p99 = TTFT p99 + (p99 output − 1) × mean TPOT = {:.0} ms; utilisation {:.0}%",
+        p.e2e_ms_p99,
+        p.utilization * 100.0
+    );
     println!();
     println!("Cost:");
     println!(
