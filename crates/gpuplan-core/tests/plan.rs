@@ -363,3 +363,33 @@ proptest! {
 fn opt(v: Option<f64>) -> String {
     v.map(|x| x.to_string()).unwrap_or_default()
 }
+
+/// Issue 9: burstiness acts on the prefill queue — a gamma cv 3 workload
+/// needs more capacity than its Poisson twin, so its cheapest plan costs
+/// more (never less).
+#[test]
+fn bursty_arrivals_need_more_capacity_than_poisson() {
+    let catalog = small_catalog(&base_rows());
+    let poisson = workload(&catalog, &chat(200.0, 40.0, 30.0, ""));
+    let bursty_text = chat(200.0, 40.0, 30.0, "").replace(
+        "[traffic]\n",
+        "[traffic]\narrival = { kind = \"gamma\", cv = 3 }\n",
+    );
+    let bursty = workload(&catalog, &bursty_text);
+    assert!(bursty.arrival_cv2 > 8.0);
+    let cal = Calibration::bundled();
+    let p = plan(&catalog, &poisson, &cal, PlanOptions { top: 1 });
+    let b = plan(&catalog, &bursty, &cal, PlanOptions { top: 1 });
+    let (p, b) = (&p.plans[0], &b.plans[0]);
+    assert!(
+        b.derivation.capacity_requests_per_s_per_replica
+            < p.derivation.capacity_requests_per_s_per_replica
+            || b.usd_per_hour > p.usd_per_hour,
+        "poisson {:.2} req/s/replica ${:.2}/h, bursty {:.2} req/s/replica ${:.2}/h",
+        p.derivation.capacity_requests_per_s_per_replica,
+        p.usd_per_hour,
+        b.derivation.capacity_requests_per_s_per_replica,
+        b.usd_per_hour
+    );
+    assert!(b.usd_per_hour >= p.usd_per_hour);
+}
