@@ -1,9 +1,14 @@
 //! Command-line definitions (clap derive); the doc comments are the help text.
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use gpuplan_catalog::AnomalyKind;
+use gpuplan_catalog::{AnomalyKind, Variant};
 use gpuplan_core::limits::{self, Count, Span};
 use std::path::PathBuf;
+
+/// Parses `--variant`.
+fn parse_variant(s: &str) -> Result<Variant, String> {
+    s.parse()
+}
 
 /// Parses `--kind` (snake_case or kebab-case).
 fn parse_anomaly_kind(s: &str) -> Result<AnomalyKind, String> {
@@ -329,6 +334,10 @@ pub struct ReplicaArgs {
     /// KV-cache precision (default: fp8 with fp8/fp4 weights, else bf16).
     #[arg(long)]
     pub kv_precision: Option<String>,
+    /// Which release to serve, as a workload's `model.variant`: instruct or base
+    /// (inference; decides which published checkpoints can be served).
+    #[arg(long, default_value = "instruct", value_parser = parse_variant)]
+    pub variant: Variant,
 }
 
 #[derive(Debug, Args)]
