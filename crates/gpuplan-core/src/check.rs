@@ -21,6 +21,7 @@ use crate::layout::Layout;
 use crate::limits;
 use crate::memory::{EngineLimits, InferenceMemoryInput};
 use crate::perf::Deployment;
+use crate::plan::RejectReason;
 use gpuplan_catalog::{Catalog, GpuSpec, ModelArch, Precision, Variant};
 use serde::Serialize;
 use std::fmt;
@@ -183,6 +184,21 @@ pub enum Violation {
 }
 
 impl Violation {
+    /// The planner's rejection reason for a replica with this violation;
+    /// `None` for a violation of the workload as a whole (context, engine
+    /// settings), which a validated [`InferenceWorkload`](crate::InferenceWorkload)
+    /// cannot have: its `validate` applies the same rules.
+    pub fn reject_reason(&self) -> Option<RejectReason> {
+        match self {
+            Violation::AcceleratorNotModelled { .. } => Some(RejectReason::AcceleratorNotModelled),
+            Violation::PrecisionUnsupported { .. }
+            | Violation::CheckpointUnavailable { .. }
+            | Violation::KvPrecisionUnsupported { .. } => Some(RejectReason::PrecisionUnsupported),
+            Violation::LayoutInvalid { .. } => Some(RejectReason::LayoutInvalid),
+            Violation::ContextTooLong { .. } | Violation::EngineLimit { .. } => None,
+        }
+    }
+
     /// The field as the user wrote it.
     pub fn field(&self) -> &'static str {
         match self {
@@ -297,6 +313,30 @@ impl<'a> CheckedReplica<'a> {
 /// every violation, in the order accelerator, precision, KV precision,
 /// layout, context, engine settings; or the checked replica with the
 /// checkpoint and kernel to serve.
+///
+/// ```
+/// use gpuplan_catalog::{Catalog, Precision, Variant};
+/// use gpuplan_core::{check_replica, EngineLimits, Layout, ReplicaSpec, Spelling, Violation};
+/// let catalog = Catalog::embedded().unwrap();
+/// let model = catalog.model("llama-3.1-8b").unwrap();
+/// let spec = ReplicaSpec {
+///     model: &model,
+///     gpu: catalog.gpu("T4").unwrap(),
+///     precision: Precision::Fp8,
+///     kv_precision: Precision::Fp8,
+///     layout: Layout::SINGLE,
+///     limits: EngineLimits::default(),
+///     context_len: 4096,
+///     spelling: Spelling::FLAGS,
+/// };
+/// let violations = check_replica(&spec, &catalog, Variant::Instruct).unwrap_err();
+/// assert!(matches!(violations[0], Violation::PrecisionUnsupported { .. }));
+/// assert!(violations[0].to_string().starts_with("invalid `--precision` = fp8"));
+///
+/// let h100 = ReplicaSpec { gpu: catalog.gpu("H100").unwrap(), ..spec };
+/// let checked = check_replica(&h100, &catalog, Variant::Instruct).unwrap();
+/// assert_eq!(checked.serving.kernel.label(), "fp8 w8a8");
+/// ```
 pub fn check_replica<'a>(
     spec: &ReplicaSpec<'a>,
     catalog: &Catalog,
@@ -429,7 +469,7 @@ fn check_layout(layout: Layout, model: &ModelArch, names: &Spelling) -> Option<V
 /// `max_position_embeddings` (vLLM refuses a longer `--max-model-len`).
 /// Workload files ask the same question of their p99 lengths.
 pub fn check_context(model: &ModelArch, asked: u64, field: &'static str) -> Option<Violation> {
-    (asked == 0 || asked > model.max_position_embeddings).then(|| Violation::ContextTooLong {
+    (asked == 0 || asked > model.max_position_embeddings).then_some(Violation::ContextTooLong {
         field,
         asked,
         model_max: model.max_position_embeddings,
@@ -651,6 +691,30 @@ mod tests {
         let v = rejected("llama-2-7b", "T4-16GB", Precision::Fp8, 3, 100_000);
         let kinds: Vec<&str> = v.iter().map(|v| v.field()).collect();
         assert_eq!(kinds, ["--precision", "--tp", "--context"], "{v:?}");
+    }
+
+    #[test]
+    fn replica_violations_map_to_the_planners_reasons() {
+        let reason = |m, g, p, tp| rejected(m, g, p, tp, 2048)[0].reject_reason();
+        let bf16 = Precision::Bf16;
+        assert_eq!(
+            reason("llama-3.1-8b", "T4-16GB", Precision::Fp8, 1),
+            Some(RejectReason::PrecisionUnsupported)
+        );
+        assert_eq!(
+            reason("qwen2.5-7b", "V100-SXM2-16GB", Precision::Int4, 1),
+            Some(RejectReason::PrecisionUnsupported)
+        );
+        assert_eq!(
+            reason("llama-3.1-8b", "Inferentia2-32GB", bf16, 1),
+            Some(RejectReason::AcceleratorNotModelled)
+        );
+        assert_eq!(
+            reason("llama-3.1-8b", "H100-SXM-80GB", bf16, 3),
+            Some(RejectReason::LayoutInvalid)
+        );
+        let context = rejected("llama-2-7b", "H100-SXM-80GB", bf16, 1, 5000);
+        assert_eq!(context[0].reject_reason(), None);
     }
 
     #[test]
