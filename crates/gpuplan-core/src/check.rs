@@ -385,10 +385,12 @@ pub fn check_accelerator(gpu: &GpuSpec, names: &Spelling) -> std::result::Result
     })
 }
 
-/// The checkpoint vLLM serves at the precision on the GPU: first whether any
-/// kernel runs the precision there ([`default_kernel`]), then whether the
-/// release publishes a checkpoint that runs ([`serving_choice`]), then
-/// whether the GPU publishes a rate for the kernel's math.
+/// The checkpoint vLLM serves at the precision on the GPU
+/// ([`serving_choice`]), and whether the GPU publishes a rate for its
+/// kernel's math. When no checkpoint can be served, the violation says
+/// whether no kernel runs the precision on the GPU at all ([`default_kernel`]:
+/// FP8 on a T4) or only the published checkpoints do not run there (AWQ-only
+/// INT4 on a V100).
 fn check_precision(
     spec: &ReplicaSpec<'_>,
     catalog: &Catalog,
@@ -396,21 +398,23 @@ fn check_precision(
 ) -> std::result::Result<ServingChoice, Violation> {
     let field = spec.spelling.precision;
     let precision = spec.precision;
-    if let Err(why) = default_kernel(spec.model, spec.gpu, precision) {
-        return Err(Violation::PrecisionUnsupported {
-            field,
-            precision,
-            why,
-        });
-    }
-    let choice =
-        serving_choice(catalog, spec.model, variant, spec.gpu, precision).map_err(|why| {
-            Violation::CheckpointUnavailable {
-                field,
-                precision,
-                why,
-            }
-        })?;
+    let choice = match serving_choice(catalog, spec.model, variant, spec.gpu, precision) {
+        Ok(choice) => choice,
+        Err(why) => {
+            return Err(match default_kernel(spec.model, spec.gpu, precision) {
+                Err(no_kernel) => Violation::PrecisionUnsupported {
+                    field,
+                    precision,
+                    why: no_kernel,
+                },
+                Ok(_) => Violation::CheckpointUnavailable {
+                    field,
+                    precision,
+                    why,
+                },
+            })
+        }
+    };
     let compute = choice.kernel.compute_precision();
     if tensor_tflops(spec.gpu, compute).is_none() {
         return Err(Violation::PrecisionUnsupported {
@@ -613,6 +617,19 @@ mod tests {
             "{v:?}"
         );
         assert!(v[0].to_string().contains("AWQ"), "{}", v[0]);
+    }
+
+    #[test]
+    fn published_checkpoints_decide_where_no_default_kernel_runs() {
+        // FP4 means NVFP4 (Blackwell) by default, but gpt-oss publishes MXFP4,
+        // which vLLM runs on Ampere and newer.
+        let c = ok("gpt-oss-120b", "H100-SXM-80GB", Precision::Fp4);
+        assert_eq!(c.serving.kernel, crate::WeightKernel::Mxfp4W4A16);
+        let v = rejected("llama-3.1-8b", "H100-SXM-80GB", Precision::Fp4, 1, 2048);
+        assert!(
+            matches!(v.as_slice(), [Violation::PrecisionUnsupported { .. }]),
+            "{v:?}"
+        );
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! `gpuplan estimate`: one replica's TTFT, TPOT and throughput.
 
-use super::fit::{check, replica_layout, resolve_replica};
+use super::fit::{check, flag_spelling, replica_layout, resolve_replica};
 use super::{check_finite, print_json, table};
 use crate::cli::EstimateCmd;
 use crate::error::{CliError, CliResult};
@@ -73,7 +73,7 @@ pub fn run(catalog: &Catalog, cmd: EstimateCmd) -> CliResult {
         context_len: input_len + output_len,
         spelling: Spelling {
             context: "--input-len + --output-len",
-            ..Spelling::FLAGS
+            ..flag_spelling(&cmd.replica)
         },
     };
     let checked = check(catalog, &spec, cmd.replica.variant)?;

@@ -71,6 +71,19 @@ pub fn check<'a>(
     })
 }
 
+/// How `fit` and `estimate` name a replica's fields: the flags, with a TP
+/// degree that `--count` implied named as such.
+pub fn flag_spelling(args: &ReplicaArgs) -> Spelling {
+    Spelling {
+        tp: if args.tp.is_some() {
+            "--tp"
+        } else {
+            "--tp (implied by --count / --pp)"
+        },
+        ..Spelling::FLAGS
+    }
+}
+
 /// The replica layout from --count/--tp/--pp.
 pub fn replica_layout(count: Option<u32>, tp: Option<u32>, pp: u32) -> CliResult<Layout> {
     if pp == 0 {
@@ -212,7 +225,7 @@ pub fn run(catalog: &Catalog, cmd: FitCmd) -> CliResult {
                 ..EngineLimits::default()
             },
             context_len: cmd.context,
-            spelling: Spelling::FLAGS,
+            spelling: flag_spelling(&cmd.replica),
         };
         let checked = check(catalog, &spec, cmd.replica.variant)?;
         let mem = inference_memory(&checked.memory_input())?;
