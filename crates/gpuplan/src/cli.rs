@@ -128,7 +128,8 @@ pub enum Command {
     /// Predict serving performance of one replica: TTFT, TPOT, throughput.
     ///
     /// Examples:
-    ///   gpuplan estimate --model llama-3.1-8b --gpu H100 --precision fp8 --input-len 1000 --output-len 1000
+    ///   gpuplan estimate --model llama-3.1-8b --gpu H100 --precision fp8 \
+    ///       --input-len 1000 --output-len 1000
     ///   gpuplan estimate --model llama-3.1-70b --gpu H100 --count 4 --tp 4 --precision bf16 \
     ///       --input-len 2000 --output-len 300 --concurrency 32 --json
     #[command(verbatim_doc_comment)]
