@@ -311,8 +311,8 @@ impl<'a> CheckedReplica<'a> {
 
 /// Decides whether vLLM can serve `spec` for the model's `variant` release:
 /// every violation, in the order accelerator, precision, KV precision,
-/// layout, context, engine settings; or the checked replica with the
-/// checkpoint and kernel to serve.
+/// layout, context, engine settings (an `Err` holds at least one); or the
+/// checked replica with the checkpoint and kernel to serve.
 ///
 /// ```
 /// use gpuplan_catalog::{Catalog, Precision, Variant};

@@ -58,8 +58,8 @@ pub fn resolve_replica<'a>(
     Ok((gpu, precision, kv_precision))
 }
 
-/// The replica as vLLM would serve it ([`check_replica`], the rule `plan`
-/// applies too); every violation is bad input, one per line.
+/// The replica as vLLM would serve it ([`check_replica`], the one
+/// validation layer every verb asks); every violation is bad input, one per line.
 pub fn check<'a>(
     catalog: &Catalog,
     spec: &ReplicaSpec<'a>,
