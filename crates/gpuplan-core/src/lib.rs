@@ -21,6 +21,7 @@
 //! ```
 
 mod calibration;
+mod check;
 mod engine;
 mod error;
 mod layout;
@@ -38,6 +39,10 @@ mod validate;
 mod workload;
 
 pub use calibration::{family, precision_class, Calibration, Factor, BUNDLED_CALIBRATION};
+pub use check::{
+    check_accelerator, check_context, check_engine_limits, check_replica, CheckedReplica,
+    ReplicaSpec, Spelling, Violation,
+};
 pub use engine::{
     attention_precision, default_kernel, kernel_for, platform, serving_choice, tensor_tflops,
     vllm_command, LaunchSettings, Platform, ServingChoice, WeightKernel,

@@ -45,8 +45,6 @@ pub const SPOT_PREEMPTIONS_PER_HOUR: Span = Span::from(0.0, 60.0);
 pub const SPOT_REPLACEMENT_MINUTES: Span = Span::above(0.0, 10_080.0);
 /// `engine.memory_utilization` / `--memory-utilization`: a fraction in (0, 1].
 pub const MEMORY_UTILIZATION: Span = Span::above(0.0, 1.0);
-/// `engine.max_batched_tokens`: 256 (vLLM's floor with chunked prefill) to 2^24.
-pub const WORKLOAD_MAX_BATCHED_TOKENS: Count = Count::new(256, 1 << 24);
 
 // ---- Replica layout and engine flags (`fit`, `estimate`) ----
 
@@ -61,8 +59,17 @@ pub const GPUS: Count = Count::new(1, 1 << 20);
 /// A context, prompt, output or training sequence length, tokens: 1 to 2^27
 /// (the longest context a catalog model may declare).
 pub const SEQUENCE_TOKENS: Count = Count::new(1, 1 << 27);
-/// `--max-batched-tokens` (vLLM `--max-num-batched-tokens`): 1 to 2^24.
-pub const MAX_BATCHED_TOKENS: Count = Count::new(1, 1 << 24);
+/// `engine.max_batched_tokens` and `--max-batched-tokens` (vLLM
+/// `--max-num-batched-tokens`), one rule for every verb: 256 to 2^24.
+///
+/// vLLM requires `max_num_batched_tokens >= max_num_seqs` (its scheduler
+/// config refuses to start otherwise), and without chunked prefill also
+/// `>= max_model_len`. gpuplan models chunked prefill (vLLM V1's default), so
+/// the context needs no floor here; the floor is 256, vLLM's default
+/// `max_num_seqs` ([`DEFAULT_MAX_NUM_SEQS`](crate::DEFAULT_MAX_NUM_SEQS)), so
+/// the default batch cap is always valid. [`check_replica`](crate::check_replica)
+/// also checks the pair (`max_batched_tokens >= max_num_seqs`).
+pub const MAX_BATCHED_TOKENS: Count = Count::new(256, 1 << 24);
 /// `--max-num-seqs` and `--concurrency`: 1 to 2^20 sequences.
 pub const SEQUENCES: Count = Count::new(1, 1 << 20);
 /// Sequences per micro-batch per GPU (training): 1 to 65,536.

@@ -1,5 +1,6 @@
 //! Inference memory model: what one GPU of a serving replica holds.
 
+use crate::check::{check_context, check_engine_ranges, Spelling};
 use crate::error::{CoreError, Result};
 use crate::layout::{weight_bytes_per_gpu, Layout};
 use gpuplan_catalog::{GpuSpec, ModelArch, Precision};
@@ -84,23 +85,14 @@ impl Default for EngineLimits {
 }
 
 impl EngineLimits {
-    /// Checks ranges.
+    /// Checks each setting against its range in [`limits`](crate::limits)
+    /// (the rule [`check_replica`](crate::check_replica) applies, with the
+    /// library's field names).
     pub fn check(&self) -> Result<()> {
-        if !(self.memory_utilization > 0.0 && self.memory_utilization <= 1.0) {
-            return Err(CoreError::invalid(
-                "memory_utilization",
-                self.memory_utilization.to_string(),
-                "a fraction in (0, 1]",
-            ));
+        match check_engine_ranges(self, &Spelling::API).into_iter().next() {
+            Some(v) => Err(v.into()),
+            None => Ok(()),
         }
-        if self.max_batched_tokens == 0 || self.max_num_seqs == 0 {
-            return Err(CoreError::invalid(
-                "max_batched_tokens/max_num_seqs",
-                "0",
-                "whole numbers >= 1",
-            ));
-        }
-        Ok(())
     }
 }
 
@@ -215,8 +207,8 @@ pub fn inference_memory(input: &InferenceMemoryInput<'_>) -> Result<InferenceMem
     } = *input;
     layout.check(model)?;
     limits.check()?;
-    if context_len == 0 {
-        return Err(CoreError::invalid("context", "0", "a whole number >= 1"));
+    if let Some(v) = check_context(model, context_len, Spelling::API.context) {
+        return Err(v.into());
     }
     let capacity = gpu.memory_gib * REPORTED_CAPACITY_FRACTION;
     let budget = capacity * limits.memory_utilization;

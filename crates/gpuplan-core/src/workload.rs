@@ -3,6 +3,7 @@
 //!
 //! Every field and its default is documented in `docs/workload.md`.
 
+use crate::check::{check_context, Spelling};
 use crate::error::{CoreError, Result};
 use crate::limits::{self, Count, Span};
 use gpuplan_catalog::{Catalog, ModelArch, Precision, Variant};
@@ -562,16 +563,11 @@ impl RawWorkload {
         };
         let input_tokens = tokens("traffic.input_tokens", &t.input_tokens)?;
         let output_tokens = tokens("traffic.output_tokens", &t.output_tokens)?;
-        let context = input_tokens.p99 + output_tokens.p99;
-        if context > model.max_position_embeddings as f64 {
-            return Err(CoreError::invalid(
-                "traffic.input_tokens.p99 + output_tokens.p99",
-                format!("{context}"),
-                format!(
-                    "at most the model's context length ({})",
-                    model.max_position_embeddings
-                ),
-            ));
+        // The p99 request's context: the same rule, and message, as the
+        // `--context` of `fit` and the `--input-len + --output-len` of `estimate`.
+        let context = (input_tokens.p99 + output_tokens.p99).ceil() as u64;
+        if let Some(v) = check_context(&model, context, Spelling::WORKLOAD.context) {
+            return Err(v.into());
         }
         let slo = Slo {
             ttft_ms_p99: self
@@ -775,11 +771,11 @@ impl RawWorkload {
             .engine
             .max_batched_tokens
             .unwrap_or(crate::memory::DEFAULT_MAX_BATCHED_TOKENS);
-        if !limits::WORKLOAD_MAX_BATCHED_TOKENS.contains(max_batched_tokens) {
+        if !limits::MAX_BATCHED_TOKENS.contains(max_batched_tokens) {
             return Err(CoreError::invalid(
-                "engine.max_batched_tokens",
+                Spelling::WORKLOAD.max_batched_tokens,
                 max_batched_tokens.to_string(),
-                limits::WORKLOAD_MAX_BATCHED_TOKENS.describe(),
+                limits::MAX_BATCHED_TOKENS.describe(),
             ));
         }
         Ok(InferenceWorkload {

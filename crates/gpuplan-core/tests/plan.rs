@@ -257,7 +257,7 @@ proptest! {
         tpot in 10.0f64..150.0,
         rps in 0.2f64..200.0,
         min_replicas in 1u32..5,
-        max_util in 0.3f64..1.0,
+        max_util in 0.3f64..=0.99,
         spot in any::<bool>(),
         budget in proptest::option::of(5.0f64..400.0),
     ) {

@@ -1,9 +1,14 @@
 //! Command-line definitions (clap derive); the doc comments are the help text.
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use gpuplan_catalog::AnomalyKind;
+use gpuplan_catalog::{AnomalyKind, Variant};
 use gpuplan_core::limits::{self, Count, Span};
 use std::path::PathBuf;
+
+/// Parses `--variant`.
+fn parse_variant(s: &str) -> Result<Variant, String> {
+    s.parse()
+}
 
 /// Parses `--kind` (snake_case or kebab-case).
 fn parse_anomaly_kind(s: &str) -> Result<AnomalyKind, String> {
@@ -123,7 +128,8 @@ pub enum Command {
     /// Predict serving performance of one replica: TTFT, TPOT, throughput.
     ///
     /// Examples:
-    ///   gpuplan estimate --model llama-3.1-8b --gpu H100 --precision fp8 --input-len 1000 --output-len 1000
+    ///   gpuplan estimate --model llama-3.1-8b --gpu H100 --precision fp8 \
+    ///       --input-len 1000 --output-len 1000
     ///   gpuplan estimate --model llama-3.1-70b --gpu H100 --count 4 --tp 4 --precision bf16 \
     ///       --input-len 2000 --output-len 300 --concurrency 32 --json
     #[command(verbatim_doc_comment)]
@@ -333,6 +339,10 @@ pub struct ReplicaArgs {
     /// KV-cache precision (default: fp8 with fp8/fp4 weights, else bf16).
     #[arg(long)]
     pub kv_precision: Option<String>,
+    /// Which release to serve, as a workload's `model.variant`: instruct or base
+    /// (inference; decides which published checkpoints can be served).
+    #[arg(long, default_value = "instruct", value_parser = parse_variant)]
+    pub variant: Variant,
 }
 
 #[derive(Debug, Args)]

@@ -368,7 +368,7 @@ fn messages_name_the_field_value_and_range() {
             &fit("--max-batched-tokens", "-1"),
             None,
             2,
-            &["--max-batched-tokens", "'-1'", "from 1 to"],
+            &["--max-batched-tokens", "'-1'", "from 256 to"],
         ),
         case(
             "--zero 4",

@@ -2,6 +2,7 @@
 //! and the TP/PP layouts each can host.
 
 use super::rejections::{RejectReason, Rejections};
+use crate::check::{check_accelerator, Spelling};
 use crate::layout::Layout;
 use crate::workload::InferenceWorkload;
 use gpuplan_catalog::{Catalog, GpuSpec, Offering, Precision};
@@ -32,11 +33,6 @@ pub(crate) struct ReplicaKey {
     pub gpu: String,
     pub precision: Precision,
     pub layout: Layout,
-}
-
-/// Serving stacks the performance model covers: vLLM/TensorRT-LLM on GPUs.
-fn gpu_modelled(gpu: &GpuSpec) -> bool {
-    matches!(gpu.vendor.as_str(), "NVIDIA" | "AMD") && gpu.half_tflops().is_some()
 }
 
 /// Whether the offering's region satisfies the residency constraint.
@@ -91,7 +87,7 @@ fn constraint_failure(
         let e = format!("{} {}: {}", o.provider, o.instance_type, gpu.name);
         return Some((RejectReason::GpuNotAllowed, e));
     }
-    if !gpu_modelled(gpu) {
+    if check_accelerator(gpu, &Spelling::WORKLOAD).is_err() {
         let e = format!(
             "{} {}: {} ({})",
             o.provider, o.instance_type, gpu.name, gpu.vendor

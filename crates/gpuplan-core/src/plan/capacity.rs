@@ -5,9 +5,10 @@
 use super::candidates::ReplicaKey;
 use super::rejections::{Miss, RejectReason};
 use crate::calibration::Calibration;
+use crate::check::{CheckedReplica, ReplicaSpec, Spelling, Violation};
 use crate::engine::ServingChoice;
 use crate::layout::{weight_bytes_per_gpu, Layout};
-use crate::memory::{inference_memory, EngineLimits, InferenceMemory, InferenceMemoryInput, GIB};
+use crate::memory::{inference_memory, EngineLimits, InferenceMemory, GIB};
 use crate::perf::{Bound, Deployment};
 use crate::serving::{block_tokens, steady_state};
 use crate::tails::{TailInputs, TailModel, Tails};
@@ -15,7 +16,7 @@ use crate::workload::{default_kv_precision, InferenceWorkload};
 use gpuplan_catalog::{GpuSpec, Precision};
 
 /// Batch caps (vLLM `--max-num-seqs`) the coarse search tries; the best is
-/// then refined between its neighbours (see [`refined_caps`]).
+/// then refined between its neighbours.
 pub const BATCH_CAPS: [u64; 8] = [8, 16, 32, 64, 128, 256, 512, 1024];
 
 /// Largest batch cap considered: the memory model reserves engine workspace
@@ -122,39 +123,71 @@ fn label(gpu: &GpuSpec, precision: Precision, layout: Layout) -> String {
     )
 }
 
-/// Evaluates one replica configuration: layout, memory, then the batch cap
-/// with the highest capacity within the SLO. `serving` is the checkpoint and
-/// kernel vLLM will run for this GPU and precision.
+/// The replica configuration of a key, as the validation layer checks it.
+pub(crate) fn replica_spec<'a>(
+    cx: &CapacityContext<'a>,
+    gpu: &'a GpuSpec,
+    key: &ReplicaKey,
+) -> ReplicaSpec<'a> {
+    let w = cx.workload;
+    ReplicaSpec {
+        model: &w.model,
+        gpu,
+        precision: key.precision,
+        kv_precision: w
+            .kv_precision
+            .unwrap_or(default_kv_precision(key.precision)),
+        layout: key.layout,
+        limits: EngineLimits {
+            memory_utilization: w.memory_utilization,
+            max_batched_tokens: w.max_batched_tokens,
+            // vLLM requires max_num_batched_tokens ≥ max_num_seqs.
+            max_num_seqs: MAX_BATCH_CAP.min(w.max_batched_tokens),
+        },
+        context_len: cx.context_p99(),
+        spelling: Spelling::WORKLOAD,
+    }
+}
+
+impl ReplicaRejection {
+    /// The rejection for a configuration the validation layer refused: the
+    /// first violation, under its reason.
+    pub(crate) fn from_violations(
+        gpu: &GpuSpec,
+        key: &ReplicaKey,
+        violations: &[Violation],
+    ) -> Self {
+        let label = label(gpu, key.precision, key.layout);
+        let first = violations.first();
+        let reason = first
+            .and_then(Violation::reject_reason)
+            .unwrap_or(RejectReason::PrecisionUnsupported);
+        let text = first.map(ToString::to_string).unwrap_or_default();
+        ReplicaRejection::new(reason, format!("{label}: {text}"), None)
+    }
+}
+
+/// Evaluates one checked replica configuration: memory (also while loading
+/// an online-quantised checkpoint), then the batch cap with the highest
+/// capacity within the SLO.
 pub(crate) fn evaluate_replica(
     cx: &CapacityContext<'_>,
-    gpu: &GpuSpec,
     key: &ReplicaKey,
-    serving: &ServingChoice,
+    checked: &CheckedReplica<'_>,
 ) -> ReplicaOutcome {
     let (precision, layout) = (key.precision, key.layout);
+    let gpu = checked.spec.gpu;
     let w = cx.workload;
     let label = label(gpu, precision, layout);
-    if let Err(e) = layout.check(&w.model) {
-        let r = ReplicaRejection::new(RejectReason::LayoutInvalid, format!("{label}: {e}"), None);
-        return (Err(r), 0);
-    }
-    let kv_precision = w.kv_precision.unwrap_or(default_kv_precision(precision));
-    let memory = match replica_memory(cx, gpu, precision, kv_precision, layout, &label) {
+    let serving = &checked.serving;
+    let memory = match replica_memory(checked, &label) {
         Ok(m) => m,
         Err(r) => return (Err(r), 0),
     };
     if let Err(r) = loading_fits(cx, precision, layout, serving, &memory, &label) {
         return (Err(r), 0);
     }
-    let dep = match Deployment::with_kernel(
-        &w.model,
-        gpu,
-        layout,
-        precision,
-        kv_precision,
-        serving.kernel,
-        cx.cal,
-    ) {
+    let dep = match checked.deployment(cx.cal) {
         Ok(d) => d,
         Err(e) => {
             let r = ReplicaRejection::new(
@@ -203,29 +236,12 @@ fn loading_fits(
 /// The memory of one replica; rejected when weights, workspace and one p99
 /// sequence do not fit.
 fn replica_memory(
-    cx: &CapacityContext<'_>,
-    gpu: &GpuSpec,
-    precision: Precision,
-    kv_precision: Precision,
-    layout: Layout,
+    checked: &CheckedReplica<'_>,
     label: &str,
 ) -> Result<InferenceMemory, ReplicaRejection> {
-    let w = cx.workload;
-    let context99 = cx.context_p99();
-    let memory = inference_memory(&InferenceMemoryInput {
-        model: &w.model,
-        gpu,
-        layout,
-        precision,
-        kv_precision,
-        context_len: context99,
-        limits: EngineLimits {
-            memory_utilization: w.memory_utilization,
-            max_batched_tokens: w.max_batched_tokens,
-            max_num_seqs: MAX_BATCH_CAP,
-        },
-    })
-    .map_err(|e| {
+    let input = checked.memory_input();
+    let context99 = input.context_len;
+    let memory = inference_memory(&input).map_err(|e| {
         ReplicaRejection::new(RejectReason::LayoutInvalid, format!("{label}: {e}"), None)
     })?;
     if memory.fits {
@@ -248,8 +264,16 @@ fn replica_memory(
     ))
 }
 
+/// The largest batch cap a replica may get: what the KV cache holds, and
+/// never above `--max-num-batched-tokens` (vLLM refuses to start when
+/// max_num_seqs exceeds it).
+fn cap_limit(kv_sequences: u64, max_batched_tokens: u64) -> u64 {
+    kv_sequences.min(max_batched_tokens)
+}
+
 /// Coarse batch caps: the powers of two the KV cache can hold, and the KV
-/// limit itself.
+/// limit itself. `kv_sequences` is already capped at what the engine
+/// accepts (see [`cap_limit`]).
 fn coarse_caps(kv_sequences: u64) -> Vec<u64> {
     let mut caps: Vec<u64> = BATCH_CAPS
         .iter()
@@ -290,7 +314,8 @@ fn best_batch_cap(
     kv_sequences: u64,
     label: &str,
 ) -> ReplicaOutcome {
-    let caps = coarse_caps(kv_sequences);
+    let most = cap_limit(kv_sequences, cx.workload.max_batched_tokens);
+    let caps = coarse_caps(most);
     if caps.is_empty() {
         let r = ReplicaRejection::new(
             RejectReason::DoesNotFit,
@@ -308,7 +333,7 @@ fn best_batch_cap(
     }
     let mut evaluated = caps.len();
     if let Some(best) = search.best.as_ref().map(|c| c.batch) {
-        let finer = refined_caps(best, kv_sequences);
+        let finer = refined_caps(best, most);
         evaluated += finer.len();
         for b in finer {
             search.record(capacity_at_cap(cx, dep, b, label));

@@ -25,12 +25,12 @@ pub use rejections::{RejectReason, Rejection};
 pub use report::{Derivation, Plan, PlanOptions, PlanReport, PriceFlag};
 
 use crate::calibration::Calibration;
-use crate::engine::{serving_choice, ServingChoice};
+use crate::check::check_replica;
 use crate::workload::{InferenceWorkload, PriceTrust};
 use candidates::{passing_offerings, Candidate, ReplicaKey};
 use capacity::{evaluate_replica, CapacityContext, ReplicaOutcome, ReplicaRejection};
 use cost::{price_plan, Purchase};
-use gpuplan_catalog::{Catalog, GpuSpec, Precision};
+use gpuplan_catalog::{Catalog, GpuSpec};
 use rayon::prelude::*;
 use rejections::Rejections;
 use std::collections::{HashMap, HashSet};
@@ -79,9 +79,10 @@ fn service_cv2(w: &InferenceWorkload) -> f64 {
         .clamp(0.0, 4.0)
 }
 
-/// Evaluates every distinct (GPU, precision, layout) once, in parallel. The
-/// checkpoint and kernel (`engine::serving_choice`) are chosen once per GPU
-/// and precision; a precision vLLM cannot run there rejects every layout.
+/// Evaluates every distinct (GPU, precision, layout) once, in parallel. Each
+/// goes through the one validation layer every verb uses
+/// ([`crate::check::check_replica`]: accelerator, precision and the
+/// checkpoint vLLM serves on that GPU, layout, context, engine limits).
 fn evaluate_replicas(
     catalog: &Catalog,
     cx: &CapacityContext<'_>,
@@ -90,14 +91,8 @@ fn evaluate_replicas(
     let w = cx.workload;
     let mut seen = HashSet::new();
     let mut keys: Vec<(ReplicaKey, &GpuSpec)> = Vec::new();
-    let mut serving: HashMap<(String, Precision), Result<ServingChoice, String>> = HashMap::new();
     for cand in passing {
         for &precision in &w.precisions {
-            serving
-                .entry((cand.gpu.name.clone(), precision))
-                .or_insert_with(|| {
-                    serving_choice(catalog, &w.model, w.variant, cand.gpu, precision)
-                });
             for (layout, _) in cand.layouts(w.constraints.max_gpus_per_replica) {
                 let key = ReplicaKey {
                     gpu: cand.gpu.name.clone(),
@@ -112,16 +107,13 @@ fn evaluate_replicas(
     }
     keys.into_par_iter()
         .map(|(key, gpu)| {
-            let outcome = match &serving[&(key.gpu.clone(), key.precision)] {
-                Err(msg) => (
-                    Err(ReplicaRejection {
-                        reason: RejectReason::PrecisionUnsupported,
-                        example: msg.clone(),
-                        miss: None,
-                    }),
+            let spec = capacity::replica_spec(cx, gpu, &key);
+            let outcome = match check_replica(&spec, catalog, w.variant) {
+                Err(violations) => (
+                    Err(ReplicaRejection::from_violations(gpu, &key, &violations)),
                     0,
                 ),
-                Ok(choice) => evaluate_replica(cx, gpu, &key, choice),
+                Ok(checked) => evaluate_replica(cx, &key, &checked),
             };
             (key, outcome)
         })

@@ -1,14 +1,13 @@
 //! `gpuplan estimate`: one replica's TTFT, TPOT and throughput.
 
-use super::fit::{replica_layout, resolve_replica};
+use super::fit::{check, flag_spelling, replica_layout, resolve_replica};
 use super::{check_finite, print_json, table};
 use crate::cli::EstimateCmd;
 use crate::error::{CliError, CliResult};
 use crate::load;
 use gpuplan_catalog::{Catalog, Precision};
 use gpuplan_core::{
-    estimate, inference_memory, Bound, Deployment, EngineLimits, InferenceMemoryInput,
-    MemoryBreakdown,
+    estimate, inference_memory, Bound, EngineLimits, MemoryBreakdown, ReplicaSpec, Spelling,
 };
 use serde::Serialize;
 
@@ -57,28 +56,28 @@ pub fn run(catalog: &Catalog, cmd: EstimateCmd) -> CliResult {
     let (gpu, precision, kv_precision) = resolve_replica(catalog, &cmd.replica)?;
     let layout = replica_layout(cmd.replica.count, cmd.replica.tp, cmd.replica.pp)?;
     let (input_len, output_len) = (cmd.input_len, cmd.output_len);
-    if input_len + output_len > model.max_position_embeddings {
-        return Err(CliError::bad(format!(
-            "--input-len + --output-len = {}: expected at most the model's context of {} tokens",
-            input_len + output_len,
-            model.max_position_embeddings
-        )));
-    }
     let cal = load::calibration(cmd.calibration.as_deref())?;
     let limits = EngineLimits {
         memory_utilization: cmd.memory_utilization,
         max_batched_tokens: cmd.max_batched_tokens,
         max_num_seqs: cmd.max_num_seqs,
     };
-    let memory = inference_memory(&InferenceMemoryInput {
+    // Both lengths are at most 2^27 (clap), so their sum cannot overflow.
+    let spec = ReplicaSpec {
         model: &model,
         gpu,
-        layout,
         precision,
         kv_precision,
-        context_len: input_len + output_len,
+        layout,
         limits,
-    })?;
+        context_len: input_len + output_len,
+        spelling: Spelling {
+            context: "--input-len + --output-len",
+            ..flag_spelling(&cmd.replica)
+        },
+    };
+    let checked = check(catalog, &spec, cmd.replica.variant)?;
+    let memory = inference_memory(&checked.memory_input())?;
     let block = MemoryBlock {
         fits: memory.fits,
         gpu: gpu.name.clone(),
@@ -99,7 +98,7 @@ pub fn run(catalog: &Catalog, cmd: EstimateCmd) -> CliResult {
         }
         return Err(CliError::Infeasible);
     }
-    let dep = Deployment::new(&model, gpu, layout, precision, kv_precision, &cal)?;
+    let dep = checked.deployment(&cal)?;
     let e = estimate(
         &dep,
         &memory,

@@ -4,10 +4,11 @@ use super::{check_finite, print_json, table};
 use crate::cli::{FitCmd, MethodArg, RecomputeArg, ReplicaArgs};
 use crate::error::{CliError, CliResult};
 use crate::load;
-use gpuplan_catalog::{Catalog, Precision};
+use gpuplan_catalog::{Catalog, Precision, Variant};
 use gpuplan_core::{
-    inference_memory, limits, training_memory, EngineLimits, FineTuneMethod, InferenceMemoryInput,
-    Layout, MemoryBreakdown, Optimizer, PipelineSchedule, Recompute, TrainingMemoryInput,
+    check_replica, inference_memory, limits, training_memory, CheckedReplica, EngineLimits,
+    FineTuneMethod, Layout, MemoryBreakdown, Optimizer, PipelineSchedule, Recompute, ReplicaSpec,
+    Spelling, TrainingMemoryInput,
 };
 use serde::Serialize;
 
@@ -55,6 +56,32 @@ pub fn resolve_replica<'a>(
     let precision = precision_arg("--precision", &args.precision)?;
     let kv_precision = kv_precision_arg(args.kv_precision.as_deref(), precision)?;
     Ok((gpu, precision, kv_precision))
+}
+
+/// The replica as vLLM would serve it ([`check_replica`], the one
+/// validation layer every verb asks); every violation is bad input, one per line.
+pub fn check<'a>(
+    catalog: &Catalog,
+    spec: &ReplicaSpec<'a>,
+    variant: Variant,
+) -> CliResult<CheckedReplica<'a>> {
+    check_replica(spec, catalog, variant).map_err(|violations| {
+        let lines: Vec<String> = violations.iter().map(|v| v.to_string()).collect();
+        CliError::bad(lines.join("\nerror: "))
+    })
+}
+
+/// How `fit` and `estimate` name a replica's fields: the flags, with a TP
+/// degree that `--count` implied named as such.
+pub fn flag_spelling(args: &ReplicaArgs) -> Spelling {
+    Spelling {
+        tp: if args.tp.is_some() {
+            "--tp"
+        } else {
+            "--tp (implied by --count / --pp)"
+        },
+        ..Spelling::FLAGS
+    }
 }
 
 /// The replica layout from --count/--tp/--pp.
@@ -186,19 +213,22 @@ pub fn run(catalog: &Catalog, cmd: FitCmd) -> CliResult {
     } else {
         let layout = replica_layout(cmd.replica.count, cmd.replica.tp, cmd.replica.pp)?;
         let (count, tp) = (layout.gpus(), layout.tp);
-        let mem = inference_memory(&InferenceMemoryInput {
+        let spec = ReplicaSpec {
             model: &model,
             gpu,
-            layout,
             precision,
             kv_precision,
-            context_len: cmd.context,
+            layout,
             limits: EngineLimits {
                 memory_utilization: cmd.memory_utilization,
                 max_batched_tokens: cmd.max_batched_tokens,
                 ..EngineLimits::default()
             },
-        })?;
+            context_len: cmd.context,
+            spelling: flag_spelling(&cmd.replica),
+        };
+        let checked = check(catalog, &spec, cmd.replica.variant)?;
+        let mem = inference_memory(&checked.memory_input())?;
         FitReport {
             fits: mem.fits,
             mode: "inference",
