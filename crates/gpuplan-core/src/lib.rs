@@ -30,6 +30,7 @@ mod memory;
 mod perf;
 mod plan;
 mod queueing;
+mod replay;
 mod serving;
 mod tails;
 #[cfg(test)]
@@ -59,9 +60,10 @@ pub use memory::{
 pub use perf::{roofline, Bound, Deployment, IterationCost, IterationWork};
 pub use plan::{
     plan, Derivation, Plan, PlanOptions, PlanReport, PriceFlag, RejectReason, Rejection,
-    BATCH_CAPS, MAX_REPLICAS,
+    SimulatedTails, BATCH_CAPS, MAX_REPLICAS,
 };
 pub use queueing::{erlang_c, mean_wait_s, wait_quantile_s};
+pub use replay::{plan_replica, PlanReplica};
 pub use serving::{
     block_tokens, burst, estimate, max_concurrency, prefill_under_load_s, steady_state,
     trtllm_bench_settings, trtllm_bench_throughput, trtllm_kv_tokens, BurstResult, Estimate,

@@ -21,7 +21,7 @@
 //! iteration: long when it carries a prompt chunk.
 
 use crate::perf::{Deployment, IterationWork};
-use crate::queueing::wait_quantile_s;
+use crate::queueing::{mean_wait_s, wait_quantile_s};
 use crate::serving::prefill_under_load_s;
 
 /// z of the 99th percentile of a standard normal distribution.
@@ -90,21 +90,121 @@ pub fn lognormal_cv2(mean: f64, p99: f64) -> f64 {
     (sigma * sigma).exp_m1()
 }
 
+/// Quantile `q` of a lognormal with the given mean and squared CV.
+pub fn lognormal_quantile(mean: f64, cv2: f64, q: f64) -> f64 {
+    if cv2 <= 0.0 {
+        return mean;
+    }
+    let sigma2 = cv2.ln_1p();
+    let mu = mean.ln() - sigma2 / 2.0;
+    (mu + sigma2.sqrt() * normal_quantile(q)).exp()
+}
+
+/// P(Z > z) of a standard normal (Abramowitz–Stegun 7.1.26 erfc, |error| < 1.5e-7).
+fn normal_tail(z: f64) -> f64 {
+    let x = z.abs() / std::f64::consts::SQRT_2;
+    let t = 1.0 / (1.0 + 0.327_591_1 * x);
+    let poly = t
+        * (0.254_829_592
+            + t * (-0.284_496_736
+                + t * (1.421_413_741 + t * (-1.453_152_027 + t * 1.061_405_429))));
+    let erfc = poly * (-x * x).exp();
+    if z >= 0.0 {
+        erfc / 2.0
+    } else {
+        1.0 - erfc / 2.0
+    }
+}
+
+/// Inverse of the standard normal CDF (Acklam's rational approximation,
+/// relative error < 1.2e-9).
+fn normal_quantile(p: f64) -> f64 {
+    let p = p.clamp(1e-12, 1.0 - 1e-12);
+    const A: [f64; 6] = [
+        -3.969_683_028_665_376e1,
+        2.209_460_984_245_205e2,
+        -2.759_285_104_469_687e2,
+        1.383_577_518_672_69e2,
+        -3.066_479_806_614_716e1,
+        2.506_628_277_459_239,
+    ];
+    const B: [f64; 5] = [
+        -5.447_609_879_822_406e1,
+        1.615_858_368_580_409e2,
+        -1.556_989_798_598_866e2,
+        6.680_131_188_771_972e1,
+        -1.328_068_155_288_572e1,
+    ];
+    const C: [f64; 6] = [
+        -7.784_894_002_430_293e-3,
+        -3.223_964_580_411_365e-1,
+        -2.400_758_277_161_838,
+        -2.549_732_539_343_734,
+        4.374_664_141_464_968,
+        2.938_163_982_698_783,
+    ];
+    const D: [f64; 4] = [
+        7.784_695_709_041_462e-3,
+        3.224_671_290_700_398e-1,
+        2.445_134_137_142_996,
+        3.754_408_661_907_416,
+    ];
+    let tail = |q: f64| {
+        (((((C[0] * q + C[1]) * q + C[2]) * q + C[3]) * q + C[4]) * q + C[5])
+            / ((((D[0] * q + D[1]) * q + D[2]) * q + D[3]) * q + 1.0)
+    };
+    if p < 0.02425 {
+        tail((-2.0 * p.ln()).sqrt())
+    } else if p > 1.0 - 0.02425 {
+        -tail((-2.0 * (1.0 - p).ln()).sqrt())
+    } else {
+        let q = p - 0.5;
+        let r = q * q;
+        (((((A[0] * r + A[1]) * r + A[2]) * r + A[3]) * r + A[4]) * r + A[5]) * q
+            / (((((B[0] * r + B[1]) * r + B[2]) * r + B[3]) * r + B[4]) * r + 1.0)
+    }
+}
+
+/// Iteration times of a replica at one load.
+#[derive(Debug, Clone, Copy)]
+struct Load {
+    /// Decode-only iteration, s.
+    t0: f64,
+    /// Prompt tokens an iteration may carry beside its decodes.
+    budget: f64,
+    /// Time one prompt token adds to an iteration, s.
+    per_token_s: f64,
+    /// Mean iteration (= mean time per output token), s.
+    tpot_mean_s: f64,
+}
+
 /// Tails of one replica configuration as a function of its arrival rate.
 #[derive(Debug, Clone)]
 pub struct TailModel<'a> {
     dep: &'a Deployment,
     inputs: TailInputs,
     input_cv2: f64,
+    /// Decode iterations (output − 1) at the mid-quantiles of the output-length
+    /// distribution (lognormal fitted to mean and p99).
+    output_lives: [f64; OUTPUT_POINTS],
 }
+
+/// Points of the output-length distribution the TPOT tail is averaged over.
+const OUTPUT_POINTS: usize = 24;
 
 impl<'a> TailModel<'a> {
     /// The model for `dep` serving `inputs`.
     pub fn new(dep: &'a Deployment, inputs: TailInputs) -> Self {
+        let output_cv2 = lognormal_cv2(inputs.output_mean, inputs.output_p99);
+        let output_lives = std::array::from_fn(|k| {
+            let q = (k as f64 + 0.5) / OUTPUT_POINTS as f64;
+            (lognormal_quantile(inputs.output_mean, output_cv2, q) - 1.0).max(1.0)
+        });
         TailModel {
             dep,
             inputs,
             input_cv2: lognormal_cv2(inputs.input_mean, inputs.input_p99),
+            output_lives,
         }
     }
 
@@ -125,12 +225,80 @@ impl<'a> TailModel<'a> {
         pp * cost.total_s
     }
 
-    /// Tails at `lambda` requests/s to this replica.
-    pub fn at(&self, lambda: f64) -> Tails {
+    /// p99 over requests of the mean time per output token, s. A request
+    /// decoding for L iterations pays t0 per iteration plus the prompt tokens
+    /// that arrive meanwhile (compound renewal: mean λT·E[I], variance
+    /// λT·E[I]²(c_a² + c_s²)), spread over its L tokens: the spread shrinks as
+    /// 1/√L, so short answers set the tail. The p99 is taken over the
+    /// output-length distribution (lognormal fitted to mean and p99), each
+    /// length's TPOT normal, found by bisection.
+    fn tpot_p99_s(&self, lambda: f64, tpot_mean_s: f64, per_token_s: f64, in_flight: f64) -> f64 {
+        let i = &self.inputs;
+        let dispersion = i.ca2 + self.input_cv2;
+        // The number of sequences in flight drifts over a request's life (its
+        // variance ≈ its mean, as in an M/G/∞ count): a slow swing of every
+        // iteration's decode cost that does not average out over L tokens.
+        let per_sequence_s =
+            self.iteration_s(in_flight + 1.0, 0.0) - self.iteration_s(in_flight, 0.0);
+        let drift_sd = per_sequence_s.max(0.0) * in_flight.sqrt();
+        // One request's TPOT at L iterations: the prompt work arriving during
+        // its life is a compound count — few, large prompts for a short life,
+        // so it is skewed; its standard deviation and skewness (cumulants
+        // κ2 = n·E[I²], κ3 = n·E[I³] with n = λ·L·t̄ prompts, lognormal I),
+        // and the drift, independent and Gaussian.
+        let moment2 = 1.0 + self.input_cv2;
+        let arrivals_skew_at_one = moment2.powf(1.5);
+        let spread = |life: f64| -> (f64, f64) {
+            let prompts = lambda * tpot_mean_s * life;
+            let arrivals = per_token_s * i.input_mean * (prompts * dispersion).sqrt() / life;
+            let sd = arrivals.hypot(drift_sd).max(1e-12);
+            let skew = arrivals_skew_at_one / prompts.max(1e-9).sqrt() * (arrivals / sd).powi(3);
+            (sd, skew.min(2.0))
+        };
+        let lives = &self.output_lives;
+        let spreads: [(f64, f64); OUTPUT_POINTS] = std::array::from_fn(|k| spread(lives[k]));
+        // P(TPOT > x) averaged over output lengths; each length's tail from
+        // the Cornish–Fisher expansion x = μ + σ(z + (z² − 1)·γ/6), solved
+        // for z (the root that grows with x).
+        let exceed = |x: f64| -> f64 {
+            spreads
+                .iter()
+                .map(|&(sd, skew)| {
+                    let y = (x - tpot_mean_s) / sd;
+                    let a = skew / 6.0;
+                    let z = if a < 1e-9 {
+                        y
+                    } else {
+                        let disc = 1.0 + 4.0 * a * (a + y);
+                        if disc <= 0.0 {
+                            -10.0
+                        } else {
+                            (disc.sqrt() - 1.0) / (2.0 * a)
+                        }
+                    };
+                    normal_tail(z)
+                })
+                .sum::<f64>()
+                / OUTPUT_POINTS as f64
+        };
+        let (mut lo, mut hi) = (tpot_mean_s, tpot_mean_s + 20.0 * spread(1.0).0 + 1e-9);
+        // 30 halvings: far below a microsecond.
+        for _ in 0..30 {
+            let mid = 0.5 * (lo + hi);
+            if exceed(mid) > 0.01 {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        hi
+    }
+
+    /// The iteration times of a replica with `in_flight` sequences at
+    /// `lambda` requests/s.
+    fn load(&self, lambda: f64, in_flight: f64) -> Load {
         let i = &self.inputs;
         let pp = f64::from(self.dep.layout.pp);
-        // Little's law: sequences in flight = arrivals × slot time.
-        let in_flight = (lambda * i.service_s).clamp(1.0, i.batch);
         // Decode-only iteration, and what each prefill token adds to it.
         let t0 = self.iteration_s(in_flight, 0.0);
         let budget = (i.max_batched_tokens - in_flight / pp)
@@ -138,12 +306,58 @@ impl<'a> TailModel<'a> {
             .max(1.0);
         let chunk = i.input_mean.min(budget).max(1.0);
         let per_token_s = ((self.iteration_s(in_flight, chunk) - t0) / chunk).max(0.0);
+        // Mean iteration: t = t0 + (prompt tokens arriving per iteration) × per-token cost.
+        let prefill_share = (per_token_s * lambda * i.input_mean).min(0.99);
+        Load {
+            t0,
+            budget,
+            per_token_s,
+            tpot_mean_s: t0 / (1.0 - prefill_share),
+        }
+    }
+
+    /// Tails at `lambda` requests/s to this replica.
+    pub fn at(&self, lambda: f64) -> Tails {
+        self.at_with(lambda, true)
+    }
+
+    /// [`Self::at`], skipping the TPOT tail (its bisection over the
+    /// output-length mixture is the costly part) when `tpot_tail` is false:
+    /// `tpot_p99_ms` is then the mean. The capacity search asks for it only
+    /// when the workload has a TPOT SLO.
+    pub fn at_with(&self, lambda: f64, tpot_tail: bool) -> Tails {
+        let i = &self.inputs;
+        // Little's law: sequences in flight = arrivals × slot time, and the
+        // slot time (prefill + output tokens at the mean pace) depends on how
+        // many are in flight: a short fixed-point iteration from a full batch.
+        let mut in_flight = (lambda * i.service_s).clamp(1.0, i.batch);
+        let mut slot_s = i.service_s;
+        let mut load = self.load(lambda, in_flight);
+        for _ in 0..3 {
+            let prefill_s = prefill_under_load_s(
+                self.dep,
+                i.input_mean,
+                i.input_mean,
+                i.output_mean,
+                in_flight,
+                i.max_batched_tokens,
+            );
+            slot_s = prefill_s + (i.output_mean - 1.0).max(0.0) * load.tpot_mean_s;
+            in_flight = (lambda * slot_s).clamp(1.0, i.batch);
+            load = self.load(lambda, in_flight);
+        }
+        let Load {
+            t0,
+            budget,
+            per_token_s,
+            tpot_mean_s,
+        } = load;
         // A backlogged prefill server fills each iteration's budget: a token
         // costs its own time plus its share of the iteration's fixed part.
         let work_per_token_s = per_token_s + t0 / budget;
         let prefill_work_s = i.input_mean * work_per_token_s;
         let rho = lambda * prefill_work_s;
-        let slot_wait_p99_s = wait_quantile_s(lambda, i.service_s, i.batch, i.ca2, i.cs2, 0.99);
+        let slot_wait_p99_s = wait_quantile_s(lambda, slot_s, i.batch, i.ca2, i.cs2, 0.99);
         let prefill_mean_s = prefill_under_load_s(
             self.dep,
             i.input_mean,
@@ -183,27 +397,27 @@ impl<'a> TailModel<'a> {
         } else {
             0.0
         };
-        // p99 of (prefill wait + own prefill), the two spreads independent.
-        let spread =
-            ((wait_p99 - wait_mean).powi(2) + (prefill_p99_s - prefill_mean_s).powi(2)).sqrt();
-        let ttft_p99_s = slot_wait_p99_s + wait_mean + prefill_mean_s + spread;
-        // Mean iteration: t = t0 + (prefill tokens arriving per iteration) × per-token cost.
-        let prefill_tokens_per_s = lambda * i.input_mean;
-        let tpot_mean_s = t0 / (1.0 - (per_token_s * prefill_tokens_per_s).min(0.99));
-        // A request decodes for L iterations; the prompt tokens that arrive
-        // meanwhile are compound-renewal: mean λT·E[I], variance λT·E[I]²(c_a² + c_s²).
-        let life_iterations = (i.output_mean - 1.0).max(1.0);
-        let life_s = life_iterations * tpot_mean_s;
-        let tokens_mean = prefill_tokens_per_s * life_s;
-        let tokens_sd = (lambda * life_s * (i.ca2 + self.input_cv2)).sqrt() * i.input_mean;
-        let tpot_p99_s =
-            (t0 + per_token_s * (tokens_mean + Z99 * tokens_sd) / life_iterations).max(tpot_mean_s);
-        // Share of iterations that carry a prompt chunk; when it exceeds 1 %,
-        // the p99 gap is an iteration with a full chunk.
+        // TTFT = slot wait + prefill wait + own prefill: means add, and the
+        // spreads above the means combine as independent (in quadrature).
+        let slot_wait_mean_s = mean_wait_s(lambda, slot_s, i.batch, i.ca2, i.cs2);
+        let spread = ((slot_wait_p99_s - slot_wait_mean_s).max(0.0).powi(2)
+            + (wait_p99 - wait_mean).max(0.0).powi(2)
+            + (prefill_p99_s - prefill_mean_s).powi(2))
+        .sqrt();
+        let ttft_p99_s = slot_wait_mean_s + wait_mean + prefill_mean_s + spread;
+        let tpot_p99_s = if tpot_tail {
+            self.tpot_p99_s(lambda, tpot_mean_s, per_token_s, in_flight)
+        } else {
+            tpot_mean_s
+        };
+        // Share of iterations that carry a prompt chunk; the p99 gap is an
+        // iteration whose chunk is at the (1 − 1 %/share) quantile of prompts.
         let chunks_per_prompt = (i.input_mean / budget).ceil();
         let with_prefill = (lambda * chunks_per_prompt * tpot_mean_s).min(1.0);
         let itl_p99_s = if with_prefill > 0.01 {
-            t0 + per_token_s * i.input_p99.min(budget)
+            let q = 1.0 - 0.01 / with_prefill;
+            let chunk = lognormal_quantile(i.input_mean, self.input_cv2, q).min(budget);
+            t0 + per_token_s * chunk
         } else {
             t0
         }
@@ -232,6 +446,17 @@ mod tests {
     use crate::layout::Layout;
     use crate::test_support::{gpu, model};
     use gpuplan_catalog::Precision;
+
+    #[test]
+    fn normal_helpers_match_known_values() {
+        assert!((normal_quantile(0.99) - Z99).abs() < 1e-3);
+        assert!((normal_quantile(0.5)).abs() < 1e-9);
+        assert!((normal_tail(Z99) - 0.01).abs() < 1e-4);
+        assert!((normal_tail(0.0) - 0.5).abs() < 1e-7);
+        // A lognormal's p99 from its mean and the cv² fitted to that p99.
+        let cv2 = lognormal_cv2(250.0, 1000.0);
+        assert!((lognormal_quantile(250.0, cv2, 0.99) / 1000.0 - 1.0).abs() < 2e-3);
+    }
 
     #[test]
     fn lognormal_cv2_inverts_the_p99() {

@@ -316,7 +316,11 @@ proptest! {
         let after = plan(&bigger, &w2, &Calibration::bundled(), PlanOptions { top: 1 });
         if let Some(p) = before.plans.first() {
             let a = after.plans.first().expect("more memory keeps the workload feasible");
-            prop_assert!(a.usd_per_hour <= p.usd_per_hour + 1e-9);
+            prop_assert!(
+                a.usd_per_hour <= p.usd_per_hour + 1e-9,
+                "more memory: {} replicas at cap {} vs {} at cap {}",
+                a.replicas, a.max_num_seqs, p.replicas, p.max_num_seqs
+            );
         }
     }
 

@@ -44,6 +44,14 @@ fn number(range: Span) -> impl Fn(&str) -> Result<f64, String> + Clone + Send + 
     }
 }
 
+/// Plans `plan` simulates by default (`--verify`).
+pub const DEFAULT_VERIFY_PLANS: usize = 5;
+/// Requests per verification simulation by default.
+pub const DEFAULT_VERIFY_REQUESTS: u64 = 20_000;
+/// `plan --verify`: 0 (off) to 100 plans simulated.
+const VERIFY_PLANS: Count = Count::new(0, 100);
+/// `plan --verify-requests`: 1,000 (enough for a p99) to 10^7 requests.
+const VERIFY_REQUESTS: Count = Count::new(1_000, 10_000_000);
 /// `--top` and `--explain`: 1 to 100,000 plans.
 const PLANS: Count = Count::new(1, 100_000);
 /// `catalog offerings --limit`: 0 (= all) to 10^9 rows.
@@ -55,8 +63,12 @@ const ROWS: Count = Count::new(0, 1_000_000_000);
 /// Exit codes: 0 ok; 1 nothing feasible (does not fit / no plan), or an
 /// internal error (a bug: the message starts with `internal error:`); 2 bad
 /// input (a file, field or flag out of its range, named in the message).
+// `term_width = 0`: help keeps its source line breaks. Without it, a
+// workspace build that unifies clap's `wrap_help` feature (divan, a
+// benchmark dependency, turns it on) rewraps the `Examples:` lines at 100
+// columns and splits a command in two.
 #[derive(Debug, Parser)]
-#[command(name = "gpuplan", version, propagate_version = true)]
+#[command(name = "gpuplan", version, propagate_version = true, term_width = 0)]
 pub struct Cli {
     #[command(flatten)]
     pub catalog: CatalogArgs,
@@ -142,6 +154,20 @@ pub enum Command {
     ///   gpuplan plan examples/chat-70b.toml --explain 1
     #[command(verbatim_doc_comment)]
     Plan(PlanCmd),
+    /// Replay a plan in the discrete-event simulator: the p99s it promises
+    /// against simulated percentiles, goodput and throughput.
+    ///
+    /// Simulates plan N of `gpuplan plan WORKLOAD` at the workload's peak
+    /// rate: its replicas run vLLM V1's continuous batching (chunked
+    /// prefill, paged KV cache, preemption by recompute), each step costing
+    /// what the performance model says for that step's mix.
+    ///
+    /// Examples:
+    ///   gpuplan simulate examples/code-completion.toml --requests 20000
+    ///   gpuplan simulate examples/chat-70b.toml --plan 2 --duration 300 --seed 7 --json
+    ///   gpuplan simulate examples/eu-residency.toml --requests 10000 --router round-robin
+    #[command(verbatim_doc_comment)]
+    Simulate(SimulateCmd),
     /// Compare predictions with published measurements, worst rows first.
     ///
     /// Examples:
@@ -419,10 +445,68 @@ pub struct PlanCmd {
     /// Show every column (price source date, $/1M tokens at peak, full names) without fitting 120 columns.
     #[arg(long)]
     pub wide: bool,
+    /// Simulate the top K plans at their peak (discrete-event, vLLM scheduling) and move any whose
+    /// simulated p99s miss the SLO below those that meet it; 0 skips the check.
+    #[arg(long, value_name = "K", default_value_t = DEFAULT_VERIFY_PLANS, value_parser = whole::<usize>(VERIFY_PLANS))]
+    pub verify: usize,
+    /// Requests per verification simulation.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_VERIFY_REQUESTS, value_parser = whole::<u64>(VERIFY_REQUESTS))]
+    pub verify_requests: u64,
     /// Calibration table (default: the bundled data/calibration.csv).
     #[arg(long, value_name = "FILE")]
     pub calibration: Option<PathBuf>,
     /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `simulate --requests`: 1 to 10^8 requests.
+const SIM_REQUESTS: Count = Count::new(1, 100_000_000);
+/// `simulate --duration`: up to 10^7 simulated seconds (~116 days).
+const SIM_DURATION_S: Span = Span::above(0.0, 1e7);
+/// `simulate --warmup`: the share of arrivals left out of the statistics.
+const SIM_WARMUP: Span = Span::from(0.0, 0.9);
+/// `simulate --seed`: any 64-bit number.
+const SIM_SEED: Count = Count::new(0, u64::MAX);
+
+/// How `simulate` spreads arrivals over replicas.
+#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
+pub enum RouterArg {
+    /// To the replica with the fewest requests waiting or running.
+    LeastOutstanding,
+    /// To each replica in turn.
+    RoundRobin,
+}
+
+#[derive(Debug, Args)]
+pub struct SimulateCmd {
+    /// Workload file (TOML, or JSON with a .json extension); see docs/workload.md.
+    pub workload: PathBuf,
+    /// Which plan of `gpuplan plan WORKLOAD` to simulate (1 = the cheapest).
+    #[arg(long, default_value_t = 1, allow_negative_numbers = true, value_parser = whole::<usize>(PLANS))]
+    pub plan: usize,
+    /// Requests to simulate (default 100000).
+    #[arg(long, conflicts_with_all = ["duration", "trace"], allow_negative_numbers = true, value_parser = whole::<u64>(SIM_REQUESTS))]
+    pub requests: Option<u64>,
+    /// Simulate arrivals for this many seconds instead of a request count.
+    #[arg(long, value_name = "S", conflicts_with = "trace", allow_negative_numbers = true, value_parser = number(SIM_DURATION_S))]
+    pub duration: Option<f64>,
+    /// Seed of the synthetic traffic (ChaCha8): the same seed gives the same result.
+    #[arg(long, default_value_t = 1, allow_negative_numbers = true, value_parser = whole::<u64>(SIM_SEED))]
+    pub seed: u64,
+    /// Share of the arrivals left out of the statistics while the replicas fill up.
+    #[arg(long, value_name = "F", default_value_t = 0.1, allow_negative_numbers = true, value_parser = number(SIM_WARMUP))]
+    pub warmup: f64,
+    /// How arrivals are spread over the replicas.
+    #[arg(long, value_enum, default_value = "least-outstanding")]
+    pub router: RouterArg,
+    /// Replay a trace (CSV rows of timestamp_s,input_tokens,output_tokens, sorted by time) instead of synthetic traffic.
+    #[arg(long, value_name = "FILE.csv")]
+    pub trace: Option<PathBuf>,
+    /// Calibration table (default: the bundled data/calibration.csv).
+    #[arg(long, value_name = "FILE")]
+    pub calibration: Option<PathBuf>,
+    /// Print the result as JSON.
     #[arg(long)]
     pub json: bool,
 }

@@ -62,5 +62,11 @@ impl From<gpuplan_core::CoreError> for CliError {
     }
 }
 
+impl From<gpuplan_sim::SimError> for CliError {
+    fn from(e: gpuplan_sim::SimError) -> Self {
+        CliError::BadInput(e.to_string())
+    }
+}
+
 /// Result alias of the CLI.
 pub type CliResult<T = ()> = Result<T, CliError>;

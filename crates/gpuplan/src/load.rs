@@ -87,8 +87,13 @@ pub fn calibration(path: Option<&Path>) -> CliResult<gpuplan_core::Calibration> 
     }
 }
 
-/// Reads and validates a workload file (TOML, or JSON by extension).
-pub fn workload(catalog: &Catalog, path: &Path) -> CliResult<gpuplan_core::InferenceWorkload> {
+/// Reads and validates a workload file, and keeps the shape as written
+/// (the simulator samples token lengths from its histograms, which the
+/// validated workload reduces to mean and p99).
+pub fn workload_with_raw(
+    catalog: &Catalog,
+    path: &Path,
+) -> CliResult<(gpuplan_core::InferenceWorkload, gpuplan_core::RawWorkload)> {
     let text = read(path)?;
     let name = path.display();
     let raw = parse_workload(
@@ -108,8 +113,11 @@ pub fn workload(catalog: &Catalog, path: &Path) -> CliResult<gpuplan_core::Infer
         }
         None => None,
     };
-    raw.validate(catalog, hf_model)
-        .map_err(|e| CliError::bad(format!("{name}: {e}")))
+    let validated = raw
+        .clone()
+        .validate(catalog, hf_model)
+        .map_err(|e| CliError::bad(format!("{name}: {e}")))?;
+    Ok((validated, raw))
 }
 
 /// Parses a workload file as written. Type errors name the field path as the

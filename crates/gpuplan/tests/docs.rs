@@ -166,7 +166,7 @@ fn readme_commands(text: &str) -> Vec<Vec<String>> {
 /// continuations joined.
 fn help_commands() -> Vec<Vec<String>> {
     let mut commands = Vec::new();
-    for verb in ["catalog", "fit", "estimate", "plan", "validate"] {
+    for verb in ["catalog", "fit", "estimate", "plan", "simulate", "validate"] {
         let help = gpuplan_in(&root(), &[verb.to_string(), "--help".to_string()]);
         assert_eq!(help.code, 0);
         let mut pending = String::new();

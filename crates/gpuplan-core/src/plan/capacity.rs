@@ -11,7 +11,7 @@ use crate::layout::{weight_bytes_per_gpu, Layout};
 use crate::memory::{inference_memory, EngineLimits, InferenceMemory, GIB};
 use crate::perf::{Bound, Deployment};
 use crate::serving::{block_tokens, steady_state};
-use crate::tails::{TailInputs, TailModel, Tails};
+use crate::tails::{lognormal_cv2, TailInputs, TailModel, Tails};
 use crate::workload::{default_kv_precision, InferenceWorkload};
 use gpuplan_catalog::{GpuSpec, Precision};
 
@@ -24,7 +24,7 @@ pub const BATCH_CAPS: [u64; 8] = [8, 16, 32, 64, 128, 256, 512, 1024];
 const MAX_BATCH_CAP: u64 = 1024;
 
 /// Steps the refinement takes between the best coarse cap's neighbours.
-const REFINE_STEPS: u64 = 16;
+const REFINE_STEPS: u64 = 8;
 
 /// The per-replica result of the performance side for one configuration.
 #[derive(Debug, Clone)]
@@ -84,6 +84,11 @@ pub(crate) struct CapacityContext<'a> {
     pub cs2: f64,
 }
 
+/// Longest sequence the p99 request reaches (prompt + output), tokens.
+pub(crate) fn context_p99(w: &InferenceWorkload) -> u64 {
+    (w.input_tokens.p99 + w.output_tokens.p99).ceil() as u64
+}
+
 impl CapacityContext<'_> {
     /// The tail model of a replica at batch cap `batch` whose requests hold a
     /// slot `service_s` seconds.
@@ -107,8 +112,7 @@ impl CapacityContext<'_> {
 
     /// Longest sequence the p99 request reaches (prompt + output), tokens.
     pub fn context_p99(&self) -> u64 {
-        let w = self.workload;
-        (w.input_tokens.p99 + w.output_tokens.p99).ceil() as u64
+        context_p99(self.workload)
     }
 }
 
@@ -125,11 +129,10 @@ fn label(gpu: &GpuSpec, precision: Precision, layout: Layout) -> String {
 
 /// The replica configuration of a key, as the validation layer checks it.
 pub(crate) fn replica_spec<'a>(
-    cx: &CapacityContext<'a>,
+    w: &'a InferenceWorkload,
     gpu: &'a GpuSpec,
     key: &ReplicaKey,
 ) -> ReplicaSpec<'a> {
-    let w = cx.workload;
     ReplicaSpec {
         model: &w.model,
         gpu,
@@ -144,7 +147,7 @@ pub(crate) fn replica_spec<'a>(
             // vLLM requires max_num_batched_tokens ≥ max_num_seqs.
             max_num_seqs: MAX_BATCH_CAP.min(w.max_batched_tokens),
         },
-        context_len: cx.context_p99(),
+        context_len: context_p99(w),
         spelling: Spelling::WORKLOAD,
     }
 }
@@ -198,9 +201,26 @@ pub(crate) fn evaluate_replica(
             return (Err(r), 0);
         }
     };
-    let mean_ctx = block_tokens((w.input_tokens.mean + w.output_tokens.mean).ceil() as u64) as f64;
-    let kv_sequences = (memory.kv_cache_tokens as f64 / mean_ctx).floor() as u64;
+    let kv_sequences = kv_safe_sequences(w, memory.kv_cache_tokens);
     best_batch_cap(cx, &dep, serving, &memory, kv_sequences, &label)
+}
+
+/// Sequences the KV cache holds without preempting: the most `b` whose
+/// contexts (prompt + output, independent lognormals fitted to mean and p99)
+/// sum to at most the cache at their p99 — `b·m + z·√b·s ≤ KV`. Sized for the
+/// mean alone, a batch of long-tailed requests runs out of blocks and the
+/// engine preempts and recomputes, losing throughput.
+fn kv_safe_sequences(w: &InferenceWorkload, kv_cache_tokens: u64) -> u64 {
+    let (i, o) = (&w.input_tokens, &w.output_tokens);
+    let mean = block_tokens((i.mean + o.mean).ceil() as u64) as f64;
+    let sd = (i.mean * i.mean * lognormal_cv2(i.mean, i.p99)
+        + o.mean * o.mean * lognormal_cv2(o.mean, o.p99))
+    .sqrt();
+    let kv = kv_cache_tokens as f64;
+    // m·x² + z·s·x − KV = 0 with x = √b.
+    let z_s = 2.326 * sd;
+    let root = ((z_s * z_s + 4.0 * mean * kv).sqrt() - z_s) / (2.0 * mean);
+    (root * root).floor() as u64
 }
 
 /// Online quantisation loads the 16-bit checkpoint before quantising it
@@ -329,14 +349,26 @@ fn best_batch_cap(
     }
     let mut search = CapSearch::new(cx.workload);
     for &b in &caps {
-        search.record(capacity_at_cap(cx, dep, b, label));
+        let result = capacity_at_cap(cx, dep, b, search.floor_rps(), label);
+        search.record(result);
     }
     let mut evaluated = caps.len();
-    if let Some(best) = search.best.as_ref().map(|c| c.batch) {
-        let finer = refined_caps(best, most);
+    // Refine around the cap with the fewest replicas and around the cap
+    // with the most capacity: when several caps need the same replica
+    // count, the one that carries the most load is where a cap needing
+    // one replica fewer hides.
+    let mut centres: Vec<u64> = [search.best.as_ref(), search.most_capacity.as_ref()]
+        .into_iter()
+        .flatten()
+        .map(|c| c.batch)
+        .collect();
+    centres.dedup();
+    for centre in centres {
+        let finer = refined_caps(centre, most);
         evaluated += finer.len();
         for b in finer {
-            search.record(capacity_at_cap(cx, dep, b, label));
+            let result = capacity_at_cap(cx, dep, b, search.floor_rps(), label);
+            search.record(result);
         }
     }
     match search.best {
@@ -370,6 +402,8 @@ struct CapSearch {
     peak_requests_per_s: f64,
     min_replicas: u32,
     best: Option<CapChoice>,
+    /// The cap that carried the most load within the SLO so far.
+    most_capacity: Option<CapChoice>,
     nearest_miss: Option<ReplicaRejection>,
 }
 
@@ -379,6 +413,7 @@ impl CapSearch {
             peak_requests_per_s: w.peak_requests_per_s,
             min_replicas: w.constraints.min_replicas,
             best: None,
+            most_capacity: None,
             nearest_miss: None,
         }
     }
@@ -390,14 +425,31 @@ impl CapSearch {
             .max(f64::from(self.min_replicas))
     }
 
+    /// The capacity a cap must be able to reach to matter: with less, the
+    /// peak needs more replicas than the best cap so far.
+    fn floor_rps(&self) -> f64 {
+        match &self.best {
+            Some(best) => self.peak_requests_per_s / self.replicas(best),
+            None => 0.0,
+        }
+    }
+
     fn better(&self, a: &CapChoice, b: &CapChoice) -> bool {
         let (ra, rb) = (self.replicas(a), self.replicas(b));
         ra < rb || (ra == rb && a.tpot_at_capacity_ms < b.tpot_at_capacity_ms * (1.0 - 1e-9))
     }
 
-    fn record(&mut self, result: Result<CapChoice, ReplicaRejection>) {
+    fn record(&mut self, result: Result<Option<CapChoice>, ReplicaRejection>) {
         match result {
-            Ok(choice) => {
+            Ok(None) => {}
+            Ok(Some(choice)) => {
+                if self
+                    .most_capacity
+                    .as_ref()
+                    .is_none_or(|m| choice.capacity_rps > m.capacity_rps)
+                {
+                    self.most_capacity = Some(choice.clone());
+                }
                 if self.best.as_ref().is_none_or(|b| self.better(&choice, b)) {
                     self.best = Some(choice);
                 }
@@ -433,12 +485,15 @@ fn meets_slo(w: &InferenceWorkload, t: &Tails) -> bool {
 
 /// Capacity within the SLO and the utilisation cap at one batch cap: the
 /// highest arrival rate whose tails ([`crate::tails`]) meet every SLO.
+/// `None` when even the cap's throughput bound is below `floor_rps` (it
+/// cannot beat the best cap so far).
 fn capacity_at_cap(
     cx: &CapacityContext<'_>,
     dep: &Deployment,
     b: u64,
+    floor_rps: f64,
     label: &str,
-) -> Result<CapChoice, ReplicaRejection> {
+) -> Result<Option<CapChoice>, ReplicaRejection> {
     let w = cx.workload;
     let (i_mean, o_mean) = (w.input_tokens.mean, w.output_tokens.mean);
     let mbt = w.max_batched_tokens as f64;
@@ -446,8 +501,12 @@ fn capacity_at_cap(
     let service_s = ss.service_s;
     let max_rps = b as f64 / service_s;
     let model = cx.tail_model(dep, b, service_s);
-    let ok = |lambda: f64| meets_slo(w, &model.at(lambda));
+    let tpot_tail = w.slo.tpot_ms_p99.is_some();
+    let ok = |lambda: f64| meets_slo(w, &model.at_with(lambda, tpot_tail));
     let hi = max_rps * w.constraints.max_utilization;
+    if hi < floor_rps * (1.0 - 1e-9) {
+        return Ok(None);
+    }
     if !ok(hi * 1e-6) {
         return Err(unloaded_miss(cx, &model.at(hi * 1e-6), b, label));
     }
@@ -456,7 +515,8 @@ fn capacity_at_cap(
         hi
     } else {
         let (mut lo, mut up) = (0.0, hi);
-        for _ in 0..40 {
+        // 20 halvings: the capacity to 1 part in 10^6.
+        for _ in 0..20 {
             let mid = 0.5 * (lo + up);
             if ok(mid) {
                 lo = mid;
@@ -467,7 +527,7 @@ fn capacity_at_cap(
         lo
     };
     let at_capacity = model.at(capacity);
-    Ok(CapChoice {
+    Ok(Some(CapChoice {
         batch: b,
         capacity_rps: capacity,
         service_s,
@@ -476,7 +536,7 @@ fn capacity_at_cap(
         iteration_full_s: ss.iteration_s,
         prefill_bound: ss.prefill_bound,
         decode_bound: ss.decode_bound,
-    })
+    }))
 }
 
 /// The rejection when even an almost idle replica misses an SLO: the first
@@ -519,8 +579,8 @@ mod tests {
             caps.iter().all(|&b| b > 32 && b < 128 && b != 64),
             "{caps:?}"
         );
-        // 4-sequence steps: 36, 40, ..., 124.
-        assert_eq!(caps.len(), 22);
+        // 8-sequence steps: 40, 48, 56, 72, ..., 120.
+        assert_eq!(caps.len(), 10);
         assert!(caps.contains(&96));
         // Never above what the KV cache holds.
         assert!(refined_caps(64, 80).iter().all(|&b| b < 80));

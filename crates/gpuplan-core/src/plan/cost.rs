@@ -215,6 +215,7 @@ fn assemble(
             spot_preemptions_per_hour: buy.spot.then_some(w.pricing.spot_preemptions_per_hour),
             spot_capacity_loss: buy.spot.then_some(loss),
         },
+        simulated: None,
         vllm_command: vllm_command(w, choice, max_model_len),
         checkpoint: choice.serving.repo.clone(),
         weight_kernel: choice.serving.kernel.label().to_string(),

@@ -19,15 +19,17 @@ mod launch;
 mod rejections;
 mod report;
 
+pub(crate) use candidates::ReplicaKey;
+pub(crate) use capacity::replica_spec;
 pub use capacity::BATCH_CAPS;
 pub use cost::MAX_REPLICAS;
 pub use rejections::{RejectReason, Rejection};
-pub use report::{Derivation, Plan, PlanOptions, PlanReport, PriceFlag};
+pub use report::{Derivation, Plan, PlanOptions, PlanReport, PriceFlag, SimulatedTails};
 
 use crate::calibration::Calibration;
 use crate::check::check_replica;
 use crate::workload::{InferenceWorkload, PriceTrust};
-use candidates::{passing_offerings, Candidate, ReplicaKey};
+use candidates::{passing_offerings, Candidate};
 use capacity::{evaluate_replica, CapacityContext, ReplicaOutcome, ReplicaRejection};
 use cost::{price_plan, Purchase};
 use gpuplan_catalog::{Catalog, GpuSpec};
@@ -107,7 +109,7 @@ fn evaluate_replicas(
     }
     keys.into_par_iter()
         .map(|(key, gpu)| {
-            let spec = capacity::replica_spec(cx, gpu, &key);
+            let spec = capacity::replica_spec(cx.workload, gpu, &key);
             let outcome = match check_replica(&spec, catalog, w.variant) {
                 Err(violations) => (
                     Err(ReplicaRejection::from_violations(gpu, &key, &violations)),

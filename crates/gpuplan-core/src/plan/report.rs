@@ -66,6 +66,29 @@ pub struct Derivation {
     pub spot_capacity_loss: Option<f64>,
 }
 
+/// What a discrete-event simulation of the plan at its peak measured
+/// (`gpuplan plan --verify`; filled by `gpuplan_sim::verify_plans`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SimulatedTails {
+    /// Requests simulated (the first 10 % are warm-up, not measured).
+    pub requests: u64,
+    /// Seed of the simulation.
+    pub seed: u64,
+    /// Simulated p99 time to first token, ms.
+    pub ttft_ms_p99: f64,
+    /// Simulated p99 over requests of the time per output token, ms.
+    pub tpot_ms_p99: f64,
+    /// Simulated p99 gap between two tokens of a stream, ms.
+    pub itl_ms_p99: f64,
+    /// Simulated p99 end-to-end latency, ms.
+    pub e2e_ms_p99: f64,
+    /// Share of measured requests that met every SLO.
+    pub goodput: f64,
+    /// Whether every simulated p99 meets its SLO and the replicas kept up
+    /// (fewer than 1 % of arrivals left in flight).
+    pub meets_slo: bool,
+}
+
 /// Why the price a plan pays looks wrong (`gpuplan catalog anomalies`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PriceFlag {
@@ -150,6 +173,8 @@ pub struct Plan {
     pub calibrated: bool,
     /// The derivation, for `--explain`.
     pub derivation: Derivation,
+    /// Simulated p99s at peak when the plan was verified (`--verify`), else null.
+    pub simulated: Option<SimulatedTails>,
     /// A `vllm serve` command that realises the plan.
     pub vllm_command: String,
     /// The Hugging Face checkpoint it serves (pre-quantised where one exists).

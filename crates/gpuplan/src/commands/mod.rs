@@ -5,6 +5,7 @@ mod estimate;
 mod fit;
 mod plan;
 mod plan_summary;
+mod simulate;
 mod validate;
 
 use crate::cli::{Cli, Command};
@@ -20,6 +21,7 @@ pub fn run(cli: Cli) -> CliResult {
         Command::Estimate(cmd) => estimate::run(&catalog, cmd),
         Command::Validate(cmd) => validate::run(&catalog, cmd),
         Command::Plan(cmd) => plan::run(&catalog, cmd),
+        Command::Simulate(cmd) => simulate::run(&catalog, cmd),
     }
 }
 

@@ -5,16 +5,70 @@ use crate::cli::PlanCmd;
 use crate::error::{CliError, CliResult};
 use crate::load;
 use gpuplan_catalog::Catalog;
-use gpuplan_core::{plan, InferenceWorkload, Plan, PlanOptions, PlanReport};
+use gpuplan_core::{plan, Calibration, InferenceWorkload, Plan, PlanOptions, PlanReport};
+use gpuplan_sim::{verify_plans, Histograms, VerifyOptions};
+use std::path::Path;
 use std::time::Instant;
+
+/// Plans a workload file and verifies the top plans by simulation
+/// (`verify.top = 0` skips it); the report's plans are in verified order.
+pub(crate) fn verified_plan(
+    catalog: &Catalog,
+    cal: &Calibration,
+    path: &Path,
+    top: usize,
+    verify: VerifyOptions,
+) -> CliResult<(InferenceWorkload, PlanReport)> {
+    let (w, raw) = load::workload_with_raw(catalog, path)?;
+    // Simulate a few more than shown, so plans that miss can be replaced.
+    let mut report = plan(
+        catalog,
+        &w,
+        cal,
+        PlanOptions {
+            top: top.max(verify.top),
+        },
+    );
+    if verify.top > 0 && !report.plans.is_empty() {
+        let histograms = Histograms {
+            input: raw.traffic.input_tokens.histogram.as_deref(),
+            output: raw.traffic.output_tokens.histogram.as_deref(),
+        };
+        verify_plans(catalog, &w, cal, histograms, &mut report.plans, verify)?;
+        sync_frontier_ranks(&mut report);
+    }
+    report.plans.truncate(top);
+    Ok((w, report))
+}
+
+/// Frontier plans take the rank their twin has among the verified plans.
+fn sync_frontier_ranks(report: &mut PlanReport) {
+    let plans = &report.plans;
+    for f in report.pareto.iter_mut() {
+        let twin = plans.iter().find(|p| {
+            p.provider == f.provider
+                && p.region == f.region
+                && p.instance_type == f.instance_type
+                && p.vllm_command == f.vllm_command
+                && p.spot == f.spot
+        });
+        f.rank = twin.map_or(0, |p| p.rank);
+        f.simulated = twin.and_then(|p| p.simulated.clone());
+    }
+}
 
 pub fn run(catalog: &Catalog, cmd: PlanCmd) -> CliResult {
     let cal = load::calibration(cmd.calibration.as_deref())?;
     if cmd.top == 0 {
         return Err(CliError::bad("--top 0: expected a whole number >= 1"));
     }
+    let verify = VerifyOptions {
+        top: cmd.verify,
+        requests: cmd.verify_requests,
+        seed: 1,
+    };
     if cmd.summary {
-        return super::plan_summary::run(catalog, &cal, &cmd.workload);
+        return super::plan_summary::run(catalog, &cal, &cmd.workload, verify);
     }
     let [path] = cmd.workload.as_slice() else {
         return Err(CliError::bad(format!(
@@ -22,16 +76,9 @@ pub fn run(catalog: &Catalog, cmd: PlanCmd) -> CliResult {
             cmd.workload.len()
         )));
     };
-    let w = load::workload(catalog, path)?;
     let started = Instant::now();
-    let report = plan(
-        catalog,
-        &w,
-        &cal,
-        PlanOptions {
-            top: cmd.top.max(cmd.explain.unwrap_or(0)),
-        },
-    );
+    let top = cmd.top.max(cmd.explain.unwrap_or(0));
+    let (w, report) = verified_plan(catalog, &cal, path, top, verify)?;
     let elapsed = started.elapsed();
     // Nothing feasible: the reasons are the answer, whatever plan was asked for.
     let explain_n = cmd.explain.filter(|_| !report.plans.is_empty());
@@ -134,7 +181,7 @@ fn plans_table(plans: &[Plan], wide: bool) -> comfy_table::Table {
     }
     let mut t = table(&[
         "#", "provider", "region", "instance", "GPU × n", "TP/PP", "prec", "n/inst", "$/h",
-        "TTFT ms", "TPOT ms", "util",
+        "TTFT ms", "TPOT ms", "util", "sim",
     ]);
     // Cells are cut to fixed widths below, so the table fits 120 columns
     // without wrapping a row.
@@ -143,6 +190,9 @@ fn plans_table(plans: &[Plan], wide: bool) -> comfy_table::Table {
     for column in t.column_iter_mut() {
         column.set_padding((0, 1));
     }
+    if let Some(last) = t.column_iter_mut().last() {
+        last.set_padding((0, 0));
+    }
     for p in plans {
         let spot = if p.spot { " spot" } else { "" };
         let idle = if p.idle_gpus > 0 { "!" } else { "" };
@@ -150,8 +200,8 @@ fn plans_table(plans: &[Plan], wide: bool) -> comfy_table::Table {
         t.add_row(vec![
             p.rank.to_string(),
             truncate(&p.provider, 10),
-            region_cell(p, 15),
-            format!("{}{spot}", truncate(&p.instance_type, 17 - spot.len())),
+            region_cell(p, 12),
+            format!("{}{spot}", truncate(&p.instance_type, 16 - spot.len())),
             format!("{}{mark}×{}", truncate(&p.gpu, 13), p.gpus_per_replica),
             format!("{}/{}", p.tp, p.pp),
             p.precision.to_string(),
@@ -160,9 +210,19 @@ fn plans_table(plans: &[Plan], wide: bool) -> comfy_table::Table {
             format!("{:.0}", p.ttft_ms_p99),
             format!("{:.1}", p.tpot_ms_p99),
             format!("{:.0}%", p.utilization * 100.0),
+            sim_cell(p).to_string(),
         ]);
     }
     t
+}
+
+/// ✓ / ✗: the simulated p99s meet / miss the SLO; – not simulated.
+fn sim_cell(p: &Plan) -> &'static str {
+    match &p.simulated {
+        Some(s) if s.meets_slo => "✓",
+        Some(_) => "✗",
+        None => "–",
+    }
 }
 
 /// Every column, full names, never wrapped.
@@ -200,6 +260,15 @@ fn wide_plans_table(plans: &[Plan]) -> comfy_table::Table {
             format!("{:.1} ms", p.tpot_ms_p99),
             format!("{:.0}%", p.utilization * 100.0),
             p.price_date.clone().unwrap_or_else(|| "undated".into()),
+            match &p.simulated {
+                Some(s) => format!(
+                    "{} {:.0} / {:.1} ms",
+                    sim_cell(p),
+                    s.ttft_ms_p99,
+                    s.tpot_ms_p99
+                ),
+                None => "–".into(),
+            },
         ]);
     }
     t
@@ -221,6 +290,18 @@ fn price_flag_footnote(plans: &[Plan]) {
 /// The footnotes that explain the compact table's markers and units.
 fn compact_footnotes(plans: &[Plan]) {
     println!("TTFT/TPOT are p99 at peak load; n/inst = replicas / instances billed.");
+    let simulated: Vec<&Plan> = plans.iter().filter(|p| p.simulated.is_some()).collect();
+    if let Some(first) = simulated.first().and_then(|p| p.simulated.as_ref()) {
+        let missed = simulated
+            .iter()
+            .filter(|p| p.simulated.as_ref().is_some_and(|s| !s.meets_slo))
+            .count();
+        println!(
+            "sim: top {} plans simulated at peak ({} requests each): ✓ meets every SLO, ✗ misses one ({missed}, moved down).",
+            simulated.len(),
+            first.requests
+        );
+    }
     if plans.iter().any(|p| p.idle_gpus > 0) {
         println!("! some billed GPUs run no replica (the layout does not divide the instance).");
     }
@@ -387,6 +468,19 @@ fn explain(w: &InferenceWorkload, p: &Plan) {
         p.e2e_ms_p99,
         p.utilization * 100.0
     );
+    if let Some(s) = &p.simulated {
+        println!(
+            "  simulated at peak ({} requests, seed {}): TTFT p99 {:.0} ms, TPOT p99 {:.1} ms, inter-token p99 {:.0} ms, end-to-end p99 {:.0} ms, goodput {:.1}% — {}",
+            s.requests,
+            s.seed,
+            s.ttft_ms_p99,
+            s.tpot_ms_p99,
+            s.itl_ms_p99,
+            s.e2e_ms_p99,
+            s.goodput * 100.0,
+            if s.meets_slo { "meets every SLO" } else { "MISSES an SLO" }
+        );
+    }
     println!();
     println!("Cost:");
     println!(

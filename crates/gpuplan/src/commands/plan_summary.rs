@@ -3,19 +3,23 @@
 //! examples table is this output, verbatim (a test checks it).
 
 use crate::error::{CliError, CliResult};
-use crate::load;
 use gpuplan_catalog::Catalog;
-use gpuplan_core::{plan, Calibration, InferenceWorkload, Plan, PlanOptions, PlanReport};
+use gpuplan_core::{Calibration, InferenceWorkload, Plan, PlanReport};
+use gpuplan_sim::VerifyOptions;
 use std::path::PathBuf;
 
 /// Prints the table; exit 1 when any workload has no feasible plan.
-pub fn run(catalog: &Catalog, cal: &Calibration, files: &[PathBuf]) -> CliResult {
-    println!("| file | workload | cheapest plan | why it wins |");
+pub fn run(
+    catalog: &Catalog,
+    cal: &Calibration,
+    files: &[PathBuf],
+    verify: VerifyOptions,
+) -> CliResult {
+    println!("| file | workload | cheapest plan that passes simulation | why it wins |");
     println!("|---|---|---|---|");
     let mut infeasible = false;
     for path in files {
-        let w = load::workload(catalog, path)?;
-        let report = plan(catalog, &w, cal, PlanOptions { top: 2 });
+        let (w, report) = super::plan::verified_plan(catalog, cal, path, 2, verify)?;
         let file = path
             .file_name()
             .map(|f| f.to_string_lossy().into_owned())
@@ -127,12 +131,16 @@ fn why_it_wins(w: &InferenceWorkload, r: &PlanReport, p: &Plan) -> String {
     };
     let runner_up = match r.plans.get(1) {
         Some(next) => format!(
-            "; next: {} × {} on {} at ${:.2}/h ({:+.0}%)",
+            "; next: {} × {} on {} at ${:.2}/h ({:+.0}%{})",
             next.replicas,
             next.gpu,
             next.provider,
             next.usd_per_hour,
-            (next.usd_per_hour / p.usd_per_hour - 1.0) * 100.0
+            (next.usd_per_hour / p.usd_per_hour - 1.0) * 100.0,
+            match &next.simulated {
+                Some(s) if !s.meets_slo => ", misses its SLO in simulation",
+                _ => "",
+            }
         ),
         None => "; the only feasible plan".into(),
     };

@@ -1,0 +1,92 @@
+//! The scheduler on hand-worked cases: every step costs 1 s, so times count steps.
+
+use gpuplan_core::{IterationWork, Slo};
+use gpuplan_sim::{
+    simulate, CostModel, EngineConfig, Router, SimConfig, SimResult, Trace, Traffic,
+};
+
+/// Every step takes one second, whatever it runs.
+struct OneSecond;
+
+impl CostModel for OneSecond {
+    fn iteration_s(&self, _work: &IterationWork) -> f64 {
+        1.0
+    }
+}
+
+/// Runs `trace` (CSV rows) on one replica with the given limits.
+fn check(trace: &str, max_batched_tokens: u32, kv_cache_tokens: u64) -> SimResult {
+    let config = SimConfig {
+        replicas: 1,
+        engine: EngineConfig {
+            max_num_seqs: 4,
+            max_batched_tokens,
+            kv_cache_tokens,
+            block_tokens: 16,
+        },
+        router: Router::LeastOutstanding,
+        warmup_fraction: 0.0,
+        slo: Slo::default(),
+        usd_per_hour: None,
+        seed: 0,
+    };
+    let trace = Trace::parse("case.csv", trace).unwrap();
+    simulate(&OneSecond, &config, &Traffic::Trace(trace)).unwrap()
+}
+
+/// `ms` equals `seconds` to the histograms' 3 significant digits.
+fn same(ms: f64, seconds: f64) {
+    assert!(
+        (ms / 1e3 - seconds).abs() <= seconds * 1e-3 + 1e-9,
+        "{ms} ms vs {seconds} s"
+    );
+}
+
+#[test]
+fn a_prompt_fills_one_step_and_each_output_token_takes_one_more() {
+    // 20 prompt tokens in step 1 (its last chunk samples token 1), tokens 2
+    // and 3 in steps 2 and 3: TTFT 1 s, end-to-end 3 s, TPOT (3 − 1)/2 = 1 s.
+    let r = check("0,20,3\n", 100, 64);
+    same(r.ttft_ms.p50, 1.0);
+    same(r.e2e_ms.p50, 3.0);
+    same(r.tpot_ms.p50, 1.0);
+    same(r.queue_ms.p50, 0.0);
+    assert_eq!((r.engine_steps, r.preemptions), (3, 0));
+}
+
+#[test]
+fn a_long_prompt_is_chunked_by_the_token_budget() {
+    // Budget 8: chunks of 8, 8 and 4 tokens; the first token ends step 3.
+    let r = check("0,20,2\n", 8, 64);
+    same(r.ttft_ms.p50, 3.0);
+    same(r.e2e_ms.p50, 4.0);
+}
+
+#[test]
+fn the_newest_request_is_preempted_and_recomputed_when_blocks_run_out() {
+    // Two 16-token blocks. A (15 tokens) arrives at an idle replica: step 1
+    // prefills it alone (1 block). Step 2: A decodes at 15 tokens, B's 10
+    // take the other block and sample B's first token. Step 3: A's 17th KV
+    // token needs a block and none is free: B, the newest, is preempted.
+    // A decodes tokens 2–10 in steps 2–10 and ends at 10 s. B recomputes its
+    // 10 + 1 tokens in step 11 (sampling token 2), decodes 3–10 in steps 12–19.
+    let r = check("0,15,10\n0,10,10\n", 100, 32);
+    assert_eq!(r.preemptions, 1);
+    assert_eq!(r.requests_completed, 2);
+    same(r.ttft_ms.p50, 1.0);
+    same(r.ttft_ms.p999, 2.0);
+    same(r.e2e_ms.p50, 10.0);
+    same(r.e2e_ms.p999, 19.0);
+    assert_eq!(r.engine_steps, 19);
+}
+
+#[test]
+fn the_token_budget_is_shared_by_decodes_and_admissions() {
+    // Budget 16, four slots. Step 1: A's 16-token prompt. Step 2: A decodes
+    // (1 token) and B gets the other 15 of its 20: chunk 15, then 5 in step 3.
+    let r = check("0,16,5\n0,20,2\n", 16, 1024);
+    same(r.ttft_ms.p50, 1.0);
+    same(r.ttft_ms.p999, 3.0);
+    // B is admitted (first scheduled) in step 2, at 1 s.
+    same(r.queue_ms.p999, 1.0);
+}
