@@ -62,7 +62,7 @@ pub use plan::{
     plan, Derivation, Plan, PlanOptions, PlanReport, PriceFlag, RejectReason, Rejection,
     SimulatedTails, BATCH_CAPS, MAX_REPLICAS,
 };
-pub use queueing::{erlang_c, mean_wait_s, wait_quantile_s};
+pub use queueing::{erlang_c, mean_wait_s, wait_probability, wait_quantile_s};
 pub use replay::{plan_replica, PlanReplica};
 pub use serving::{
     block_tokens, burst, estimate, max_concurrency, prefill_under_load_s, steady_state,

@@ -2,10 +2,14 @@
 //!
 //! A replica that admits at most `c` sequences at once is a `c`-server queue
 //! whose servers are batch slots. Arrivals wait when every slot is busy.
-//! The probability of waiting is Erlang C (M/M/c); for general arrivals and
-//! service times the waiting time is scaled by the Allen–Cunneen factor
-//! (c_a² + c_s²)/2, and its tail is taken as exponential with the M/M/c
-//! decay rate, which gives p99 = ln(P_wait / 0.01) / (c·μ − λ) · (c_a² + c_s²)/2.
+//! For Poisson arrivals and exponential service the probability of waiting
+//! is Erlang C (M/M/c). For general arrivals and service times
+//! ([`wait_probability`]) it is Erlang C rescaled by the Halfin–Whitt
+//! diffusion limit with the variability factor z = (c_a² + c_s²)/2 (Whitt,
+//! "A diffusion approximation for the G/GI/n/m queue", 2004): bursty
+//! arrivals (z > 1) make waiting far more likely, not only longer. The
+//! conditional wait is exponential with the M/M/c decay rate scaled by z
+//! (Allen–Cunneen), which gives p99 = ln(P_wait / 0.01) / (c·μ − λ) · z.
 
 /// Erlang C: probability that an arrival waits in an M/M/c queue with
 /// offered load `a = λ/μ` (in servers). Returns 1 when `a >= c`.
@@ -48,7 +52,7 @@ pub fn wait_quantile_s(
     if a >= c {
         return f64::INFINITY;
     }
-    let p_wait = erlang_c(c, a);
+    let p_wait = wait_probability(c, a, ca2, cs2);
     let tail = 1.0 - q;
     if p_wait <= tail {
         return 0.0;
@@ -64,12 +68,55 @@ pub fn mean_wait_s(arrival_rate: f64, service_s: f64, servers: f64, ca2: f64, cs
     if a >= c {
         return f64::INFINITY;
     }
-    erlang_c(c, a) / (c / service_s - arrival_rate) * (ca2 + cs2) / 2.0
+    wait_probability(c, a, ca2, cs2) / (c / service_s - arrival_rate) * (ca2 + cs2) / 2.0
+}
+
+/// Probability that an arrival waits in a G/G/c queue with offered load
+/// `a` (in servers): Erlang C times α(β/√z)/α(β), where α(β) = 1/(1 +
+/// β·Φ(β)/φ(β)) is the Halfin–Whitt probability of waiting at the
+/// square-root staffing level β = (c − a)/√c and z = (c_a² + c_s²)/2 the
+/// variability factor. Exactly Erlang C when z = 1; at most 1.
+pub fn wait_probability(servers: f64, offered_load: f64, ca2: f64, cs2: f64) -> f64 {
+    let c = servers.floor().max(1.0);
+    let p_mmc = erlang_c(c, offered_load);
+    let z = (ca2 + cs2) / 2.0;
+    if p_mmc >= 1.0 || p_mmc == 0.0 || (z - 1.0).abs() < 1e-12 || z <= 0.0 {
+        return p_mmc;
+    }
+    let beta = (c - offered_load.max(0.0)) / c.sqrt();
+    (p_mmc * (ln_halfin_whitt(beta / z.sqrt()) - ln_halfin_whitt(beta)).exp()).min(1.0)
+}
+
+/// ln α(β) of the Halfin–Whitt waiting probability α(β) = φ(β)/(φ(β) +
+/// β·Φ(β)), in logs so that large β does not underflow to 0/0.
+fn ln_halfin_whitt(beta: f64) -> f64 {
+    let ln_pdf = -0.5 * beta * beta - 0.5 * std::f64::consts::TAU.ln();
+    let cdf = 1.0 - crate::tails::normal_tail(beta);
+    let denominator = ln_pdf.exp() + beta * cdf;
+    if denominator > 0.0 {
+        ln_pdf - denominator.ln()
+    } else {
+        0.0
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn wait_probability_is_erlang_c_for_poisson_and_grows_with_burstiness() {
+        let (c, a) = (56.0, 40.0);
+        assert!((wait_probability(c, a, 1.0, 1.0) - erlang_c(c, a)).abs() < 1e-15);
+        let smooth = wait_probability(c, a, 0.25, 0.5);
+        let bursty = wait_probability(c, a, 4.0, 0.5);
+        let very = wait_probability(c, a, 16.0, 0.5);
+        assert!(smooth < erlang_c(c, a) && erlang_c(c, a) < bursty && bursty < very);
+        assert!(very <= 1.0);
+        // Far from saturation the log form neither underflows nor divides 0/0.
+        let light = wait_probability(4000.0, 10.0, 9.0, 1.0);
+        assert!(light.is_finite() && (0.0..=1.0).contains(&light));
+    }
 
     #[test]
     fn erlang_c_known_values() {

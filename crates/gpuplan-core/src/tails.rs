@@ -21,7 +21,7 @@
 //! iteration: long when it carries a prompt chunk.
 
 use crate::perf::{Deployment, IterationWork};
-use crate::queueing::{mean_wait_s, wait_quantile_s};
+use crate::queueing::{mean_wait_s, wait_probability, wait_quantile_s};
 use crate::serving::prefill_under_load_s;
 
 /// z of the 99th percentile of a standard normal distribution.
@@ -53,6 +53,8 @@ pub struct TailInputs {
 /// Latency percentiles of a replica at one arrival rate.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct Tails {
+    /// Probability that an arrival finds every batch slot busy (G/G/c).
+    pub slot_wait_probability: f64,
     /// p99 wait for a batch slot, s.
     pub slot_wait_p99_s: f64,
     /// Mean and p99 wait for prefill compute once admitted, s.
@@ -101,7 +103,7 @@ pub fn lognormal_quantile(mean: f64, cv2: f64, q: f64) -> f64 {
 }
 
 /// P(Z > z) of a standard normal (Abramowitz–Stegun 7.1.26 erfc, |error| < 1.5e-7).
-fn normal_tail(z: f64) -> f64 {
+pub(crate) fn normal_tail(z: f64) -> f64 {
     let x = z.abs() / std::f64::consts::SQRT_2;
     let t = 1.0 / (1.0 + 0.327_591_1 * x);
     let poly = t
@@ -184,6 +186,11 @@ pub struct TailModel<'a> {
     dep: &'a Deployment,
     inputs: TailInputs,
     input_cv2: f64,
+    /// Mean KV context of a sequence in flight, tokens: its prompt plus
+    /// half its output, length-biased (a sequence is in flight in
+    /// proportion to its output length, so the mean of E[L²]/2E[L] =
+    /// mean·(1 + c_v²)/2 — the inspection paradox).
+    context_in_flight: f64,
     /// Decode iterations (output − 1) at the mid-quantiles of the output-length
     /// distribution (lognormal fitted to mean and p99).
     output_lives: [f64; OUTPUT_POINTS],
@@ -204,6 +211,7 @@ impl<'a> TailModel<'a> {
             dep,
             inputs,
             input_cv2: lognormal_cv2(inputs.input_mean, inputs.input_p99),
+            context_in_flight: inputs.input_mean + inputs.output_mean * (1.0 + output_cv2) / 2.0,
             output_lives,
         }
     }
@@ -212,11 +220,10 @@ impl<'a> TailModel<'a> {
     /// and `prefill` prompt tokens, s.
     fn iteration_s(&self, decodes: f64, prefill: f64) -> f64 {
         let pp = f64::from(self.dep.layout.pp);
-        let i = &self.inputs;
         let per_stage = decodes / pp;
         let cost = self.dep.iteration(&IterationWork {
             decode_seqs: per_stage,
-            decode_context_sum: per_stage * (i.input_mean + i.output_mean / 2.0),
+            decode_context_sum: per_stage * self.context_in_flight,
             prefill_tokens: prefill,
             // a chunk of p tokens of a prompt attends to about p²/2 pairs
             prefill_attention_pairs: prefill * prefill / 2.0,
@@ -357,7 +364,17 @@ impl<'a> TailModel<'a> {
         let work_per_token_s = per_token_s + t0 / budget;
         let prefill_work_s = i.input_mean * work_per_token_s;
         let rho = lambda * prefill_work_s;
-        let slot_wait_p99_s = wait_quantile_s(lambda, slot_s, i.batch, i.ca2, i.cs2, 0.99);
+        // Slot service is state dependent: every sequence in flight slows
+        // each iteration (its KV reads), so a swing up in occupancy
+        // lengthens every request's stay and feeds itself. With elasticity
+        // e = d ln t / d ln n of the iteration time, the occupancy's
+        // variance grows by 1/(1 − e) over the M/G/∞ count: the service
+        // variability the slot queue sees is inflated to match.
+        let per_sequence_s = (self.iteration_s(in_flight + 1.0, 0.0) - load.t0).max(0.0);
+        let elasticity = (per_sequence_s * in_flight / load.t0.max(1e-12)).clamp(0.0, 0.9);
+        let slot_cs2 = (i.ca2 + i.cs2) / (1.0 - elasticity) - i.ca2;
+        let slot_wait_p99_s = wait_quantile_s(lambda, slot_s, i.batch, i.ca2, slot_cs2, 0.99);
+        let slot_wait_probability = wait_probability(i.batch, lambda * slot_s, i.ca2, slot_cs2);
         let prefill_mean_s = prefill_under_load_s(
             self.dep,
             i.input_mean,
@@ -377,6 +394,7 @@ impl<'a> TailModel<'a> {
         .max(prefill_mean_s);
         if rho >= 1.0 {
             return Tails {
+                slot_wait_probability,
                 slot_wait_p99_s,
                 prefill_utilization: rho,
                 prefill_wait_mean_s: f64::INFINITY,
@@ -397,14 +415,20 @@ impl<'a> TailModel<'a> {
         } else {
             0.0
         };
-        // TTFT = slot wait + prefill wait + own prefill: means add, and the
-        // spreads above the means combine as independent (in quadrature).
-        let slot_wait_mean_s = mean_wait_s(lambda, slot_s, i.batch, i.ca2, i.cs2);
+        // An arrival first waits for the iteration in progress to end (the
+        // engine schedules at iteration boundaries): uniform over one
+        // iteration, mean t/2, p99 ≈ t.
+        let boundary_mean_s = 0.5 * tpot_mean_s;
+        // TTFT = boundary + slot wait + prefill wait + own prefill: means
+        // add, and the spreads above the means combine as independent (in
+        // quadrature).
+        let slot_wait_mean_s = mean_wait_s(lambda, slot_s, i.batch, i.ca2, slot_cs2);
         let spread = ((slot_wait_p99_s - slot_wait_mean_s).max(0.0).powi(2)
             + (wait_p99 - wait_mean).max(0.0).powi(2)
-            + (prefill_p99_s - prefill_mean_s).powi(2))
+            + (prefill_p99_s - prefill_mean_s).powi(2)
+            + boundary_mean_s.powi(2))
         .sqrt();
-        let ttft_p99_s = slot_wait_mean_s + wait_mean + prefill_mean_s + spread;
+        let ttft_p99_s = boundary_mean_s + slot_wait_mean_s + wait_mean + prefill_mean_s + spread;
         let tpot_p99_s = if tpot_tail {
             self.tpot_p99_s(lambda, tpot_mean_s, per_token_s, in_flight)
         } else {
@@ -423,6 +447,7 @@ impl<'a> TailModel<'a> {
         }
         .max(tpot_mean_s);
         Tails {
+            slot_wait_probability,
             slot_wait_p99_s,
             prefill_wait_mean_s: wait_mean,
             prefill_wait_p99_s: wait_p99,
@@ -519,8 +544,14 @@ mod tests {
     fn unloaded_replica_ttft_is_the_prompt_prefill() {
         let dep = h100_8b();
         let t = TailModel::new(&dep, inputs(1.0)).at(1e-6);
-        assert!(t.prefill_wait_p99_s == 0.0);
-        assert!((t.ttft_p99_s - t.prefill_p99_s).abs() < 1e-9, "{t:?}");
+        assert!(t.prefill_wait_p99_s == 0.0 && t.slot_wait_p99_s == 0.0);
+        // The p99 prompt's prefill, plus the iteration in progress when it
+        // arrives (mean half an iteration, spread in quadrature).
+        let boundary = 0.5 * t.tpot_mean_ms / 1e3;
+        let spread = (t.prefill_p99_s - t.prefill_mean_s).hypot(boundary);
+        let expected = boundary + t.prefill_mean_s + spread;
+        assert!((t.ttft_p99_s - expected).abs() < 1e-9, "{t:?}");
+        assert!(t.ttft_p99_s > t.prefill_p99_s && t.ttft_p99_s < t.prefill_p99_s + 2.0 * boundary);
     }
 
     #[test]

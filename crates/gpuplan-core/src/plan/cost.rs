@@ -6,7 +6,6 @@ use super::capacity::{CapacityContext, ReplicaChoice};
 use super::launch::{max_model_len, vllm_command};
 use super::report::{Derivation, Plan};
 use crate::layout::Layout;
-use crate::queueing::erlang_c;
 use crate::tails::Tails;
 
 /// Most replicas one plan may have. The largest public LLM fleets run
@@ -198,7 +197,7 @@ fn assemble(
             max_requests_per_s_per_replica: cap.max_rps,
             capacity_requests_per_s_per_replica: cap.capacity_rps,
             peak_requests_per_s_per_replica: at_peak.lambda,
-            p_wait_at_peak: erlang_c(cap.batch as f64, at_peak.lambda * cap.service_s),
+            p_wait_at_peak: at_peak.tails.slot_wait_probability,
             queue_wait_ms_p99: at_peak.tails.slot_wait_p99_s * 1e3,
             prefill_utilization: at_peak.tails.prefill_utilization,
             prefill_wait_ms_mean: at_peak.tails.prefill_wait_mean_s * 1e3,

@@ -442,7 +442,7 @@ fn explain(w: &InferenceWorkload, p: &Plan) {
         d.peak_requests_per_s_per_replica, d.ca2
     );
     println!(
-        "  batch slots: G/G/c with c = {}, c_s² = {:.2}: P(wait) = {:.3} (Erlang C), p99 wait {:.0} ms",
+        "  batch slots: G/G/c with c = {}, c_s² = {:.2}: P(wait) = {:.3} (Erlang C, Halfin–Whitt-scaled for burstiness), p99 wait {:.0} ms",
         p.max_num_seqs, d.cs2, d.p_wait_at_peak, d.queue_wait_ms_p99
     );
     println!(

@@ -1,0 +1,172 @@
+//! The analytical tail model (what `plan` promises) against the simulator
+//! on a grid of workloads: prompt lengths, output lengths, burstiness and
+//! load up to the utilisation cap. Run with `--nocapture` for the table.
+
+use gpuplan_catalog::{Catalog, CatalogBuilder, TableKind};
+use gpuplan_core::{plan, Calibration, InferenceWorkload, Plan, PlanOptions, RawWorkload};
+use gpuplan_sim::{simulate_plan, Histograms, Stop};
+
+const HEADER: &str = "provider,instance_type,accelerator,accelerator_count,vcpus,memory_gib,region,zone,price_per_hour,spot_price_per_hour,interconnect,source_snapshot\n";
+
+/// Three single-GPU offerings of different speed and memory.
+fn catalog() -> Catalog {
+    let rows = [
+        "lambda,gpu_1x_h100_sxm5,H100,1,26,225,us-east-1,,3.29,,nvlink,test 2026-01-01",
+        "aws,g6e.xlarge,L40S,1,4,32,us-east-1,,1.86,,pcie,test 2026-01-01",
+        "gcp,a2-ultragpu-1g,A100-80GB,1,12,170,us-central1,,5.07,,nvlink,test 2026-01-01",
+    ];
+    let mut b = CatalogBuilder::embedded().unwrap();
+    b.clear_offerings();
+    let csv = format!("{HEADER}{}\n", rows.join("\n"));
+    b.extend(TableKind::Offerings, "grid_offerings.csv", &csv)
+        .unwrap();
+    b.build().unwrap()
+}
+
+/// One grid point.
+#[derive(Debug, Clone, Copy)]
+struct Point {
+    input_mean: u32,
+    output_mean: u32,
+    cv: f64,
+    max_utilization: f64,
+    requests_per_s: f64,
+}
+
+fn workload(catalog: &Catalog, p: Point) -> InferenceWorkload {
+    let text = format!(
+        r#"
+kind = "inference"
+[model]
+id = "llama-3.1-8b"
+precisions = ["fp8"]
+[traffic]
+requests_per_s = {rps}
+input_tokens = {{ mean = {im}, p99 = {ip} }}
+output_tokens = {{ mean = {om}, p99 = {op} }}
+arrival = {{ kind = "gamma", cv = {cv} }}
+[slo]
+ttft_ms_p99 = 60000
+tpot_ms_p99 = 1000
+[constraints]
+max_utilization = {u}
+"#,
+        rps = p.requests_per_s,
+        im = p.input_mean,
+        ip = p.input_mean * 3,
+        om = p.output_mean,
+        op = p.output_mean * 3,
+        cv = p.cv,
+        u = p.max_utilization,
+    );
+    let raw: RawWorkload = toml::from_str(&text).unwrap();
+    raw.validate(catalog, None).unwrap()
+}
+
+fn grid() -> Vec<Point> {
+    let mut points = Vec::new();
+    for input_mean in [300, 1500, 6000] {
+        for output_mean in [100, 400] {
+            for cv in [0.5, 1.0, 2.0, 4.0] {
+                for max_utilization in [0.5, 0.8, 0.95] {
+                    points.push(Point {
+                        input_mean,
+                        output_mean,
+                        cv,
+                        max_utilization,
+                        requests_per_s: 20.0,
+                    });
+                }
+            }
+        }
+    }
+    points
+}
+
+struct Row {
+    point: Point,
+    plan: Plan,
+    sim_ttft: f64,
+    sim_tpot: f64,
+}
+
+fn rel(analytical: f64, simulated: f64) -> f64 {
+    analytical / simulated - 1.0
+}
+
+#[test]
+fn analytical_tails_track_the_simulator_on_a_grid() {
+    let catalog = catalog();
+    let cal = Calibration::bundled();
+    let mut rows = Vec::new();
+    for point in grid() {
+        let w = workload(&catalog, point);
+        let report = plan(&catalog, &w, &cal, PlanOptions { top: 1 });
+        let Some(p) = report.plans.first() else {
+            continue;
+        };
+        let r = simulate_plan(
+            &catalog,
+            &w,
+            &cal,
+            p,
+            Histograms::default(),
+            Stop::Requests(10_000),
+            1,
+        )
+        .unwrap();
+        rows.push(Row {
+            point,
+            plan: p.clone(),
+            sim_ttft: r.ttft_ms.p99,
+            sim_tpot: r.tpot_ms.p99,
+        });
+    }
+    println!("| in | out | cv | util | GPU × n | cap | TTFT p99 plan / sim ms | err | TPOT p99 plan / sim ms | err |");
+    println!("|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|");
+    for r in &rows {
+        println!(
+            "| {} | {} | {} | {:.2} | {} × {} | {} | {:.0} / {:.0} | {:+.0}% | {:.1} / {:.1} | {:+.0}% |",
+            r.point.input_mean,
+            r.point.output_mean,
+            r.point.cv,
+            r.point.max_utilization,
+            r.plan.gpu,
+            r.plan.replicas,
+            r.plan.max_num_seqs,
+            r.plan.ttft_ms_p99,
+            r.sim_ttft,
+            rel(r.plan.ttft_ms_p99, r.sim_ttft) * 100.0,
+            r.plan.tpot_ms_p99,
+            r.sim_tpot,
+            rel(r.plan.tpot_ms_p99, r.sim_tpot) * 100.0,
+        );
+    }
+    let n = rows.len() as f64;
+    let share = |f: &dyn Fn(&Row) -> f64, tol: f64| {
+        rows.iter().filter(|r| f(r).abs() <= tol).count() as f64 / n
+    };
+    let ttft_err = |r: &Row| rel(r.plan.ttft_ms_p99, r.sim_ttft);
+    let tpot_err = |r: &Row| rel(r.plan.tpot_ms_p99, r.sim_tpot);
+    println!(
+        "{} points: TTFT within 15% {:.0}%, within 30% {:.0}%; TPOT within 15% {:.0}%",
+        rows.len(),
+        share(&ttft_err, 0.15) * 100.0,
+        share(&ttft_err, 0.30) * 100.0,
+        share(&tpot_err, 0.15) * 100.0
+    );
+    // Regression floors a little under what the model reaches today (TTFT
+    // 29 % / 44 %, TPOT 72 %; the issue's target is 90 % within 15 %): a
+    // change to the tail model or the simulator that loses agreement fails.
+    assert_eq!(rows.len(), grid().len(), "every grid point has a plan");
+    assert!(share(&tpot_err, 0.15) >= 0.65, "TPOT agreement fell");
+    assert!(share(&ttft_err, 0.30) >= 0.38, "TTFT agreement fell");
+    // Smooth traffic well below the knee is where the model must be right.
+    let easy: Vec<&Row> = rows
+        .iter()
+        .filter(|r| r.point.cv <= 0.5 && r.point.max_utilization <= 0.8)
+        .collect();
+    assert!(easy
+        .iter()
+        .all(|r| ttft_err(r).abs() <= 0.25 && tpot_err(r).abs() <= 0.3));
+}
