@@ -10,7 +10,7 @@ use gpuplan_core::{
     Layout, Slo, TokenStats,
 };
 use gpuplan_sim::{
-    simulate, ArrivalProcess, DeploymentCost, EngineConfig, Router, SimConfig, Stop,
+    simulate, ArrivalProcess, DeploymentCost, Dynamics, EngineConfig, Router, SimConfig, Stop,
     SyntheticTraffic, TokenLengths, Traffic, VLLM_BLOCK_TOKENS,
 };
 
@@ -74,9 +74,11 @@ fn setup(requests: u64) -> (DeploymentCost, SimConfig, Traffic) {
         },
         usd_per_hour: Some(4.0 * 4.0 * 3.0),
         seed: 1,
+        dynamics: Dynamics::default(),
     };
     let traffic = Traffic::Synthetic(SyntheticTraffic {
         requests_per_s: 0.7 * f64::from(REPLICAS) * ss.requests_per_s,
+        rate_curve: None,
         arrival: ArrivalProcess::Poisson,
         input_tokens: TokenLengths::fit(input),
         output_tokens: TokenLengths::fit(output),

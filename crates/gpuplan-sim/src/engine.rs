@@ -198,6 +198,43 @@ impl Replica {
         self.waiting.push_back(id);
     }
 
+    /// Requests waiting for admission.
+    pub fn waiting_len(&self) -> usize {
+        self.waiting.len()
+    }
+
+    /// Requests admitted into the running batch.
+    pub fn running_len(&self) -> usize {
+        self.running.len()
+    }
+
+    /// Share of the KV blocks in use.
+    pub fn kv_used_share(&self) -> f64 {
+        if self.total_blocks == 0 {
+            0.0
+        } else {
+            1.0 - self.free_blocks as f64 / self.total_blocks as f64
+        }
+    }
+
+    /// The replica is lost (a spot preemption or a failure): every request
+    /// it held, running first in admission order, then waiting, is reset to
+    /// start over (no KV survives, nothing generated counts) and handed
+    /// back in `lost`. The replica's own state is left as it was; the caller
+    /// replaces it.
+    pub fn lose_all(&self, reqs: &mut [Request], lost: &mut Vec<u32>) {
+        lost.extend(self.running.iter().chain(self.waiting.iter()).copied());
+        for &id in lost.iter() {
+            let r = &mut reqs[id as usize];
+            r.state = State::Waiting;
+            r.generated = 0;
+            r.computed = 0;
+            r.target = 0;
+            r.first_token_s = f64::NAN;
+            r.epoch = r.epoch.wrapping_add(1);
+        }
+    }
+
     /// The phase class of a decoder with `base` = KV tokens − step.
     fn phase(&self, base: i64) -> usize {
         base.rem_euclid(self.block_tokens as i64) as usize

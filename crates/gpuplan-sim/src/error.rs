@@ -16,7 +16,7 @@ pub enum SimError {
         /// What it takes, in words.
         expected: String,
     },
-    /// A trace row cannot be read: file, 1-based line, field and what is expected.
+    /// A trace or rate-curve row cannot be read: file, 1-based line, field and what is expected.
     #[error("{file}: line {line}: {field}: {message}")]
     TraceRow {
         /// The trace's name (its path).

@@ -14,7 +14,7 @@
 //! use gpuplan_catalog::{Catalog, Precision};
 //! use gpuplan_core::{inference_memory, Calibration, Deployment, EngineLimits,
 //!     InferenceMemoryInput, Layout, Slo, TokenStats};
-//! use gpuplan_sim::{simulate, ArrivalProcess, DeploymentCost, EngineConfig, Router,
+//! use gpuplan_sim::{simulate, ArrivalProcess, DeploymentCost, Dynamics, EngineConfig, Router,
 //!     SimConfig, Stop, SyntheticTraffic, TokenLengths, Traffic, VLLM_BLOCK_TOKENS};
 //!
 //! let catalog = Catalog::embedded().unwrap();
@@ -40,9 +40,11 @@
 //!     slo: Slo { ttft_ms_p99: Some(500.0), ..Slo::default() },
 //!     usd_per_hour: Some(8.0),
 //!     seed: 7,
+//!     dynamics: Dynamics::default(),
 //! };
 //! let traffic = Traffic::Synthetic(SyntheticTraffic {
 //!     requests_per_s: 10.0,
+//!     rate_curve: None,
 //!     arrival: ArrivalProcess::Poisson,
 //!     input_tokens: TokenLengths::fit(TokenStats { mean: 1000.0, p99: 4000.0 }),
 //!     output_tokens: TokenLengths::fit(TokenStats { mean: 200.0, p99: 600.0 }),
@@ -50,13 +52,18 @@
 //!     stop: Stop::Requests(2_000),
 //! });
 //! let result = simulate(&DeploymentCost::new(dep), &config, &traffic).unwrap();
-//! assert_eq!(result.arrivals, result.requests_completed + result.in_flight + result.rejected);
+//! assert_eq!(
+//!     result.arrivals,
+//!     result.requests_completed + result.in_flight + result.rejected + result.timed_out
+//! );
 //! assert!(result.ttft_ms.p99 > result.ttft_ms.p50);
 //! ```
 
 mod cost;
 mod engine;
 mod error;
+mod fleet;
+mod rate;
 mod sim;
 mod stats;
 mod traffic;
@@ -65,6 +72,12 @@ mod verify;
 pub use cost::{CostModel, DeploymentCost};
 pub use engine::{EngineConfig, VLLM_BLOCK_TOKENS};
 pub use error::SimError;
+pub use fleet::{
+    scale_up_delay_s, Autoscale, Dynamics, Failures, TimePoint, ENGINE_WARMUP_S,
+    HPA_SCALE_DOWN_STABILIZATION_S, HPA_SYNC_PERIOD_S, IMAGE_PULL_S, NODE_PROVISION_S,
+    WEIGHT_LOAD_GIB_PER_S,
+};
+pub use rate::{RateCurve, DAY_S};
 pub use sim::{simulate, simulate_with_progress, Progress, Router, SimConfig, SimResult};
 pub use stats::Percentiles;
 pub use traffic::{ArrivalProcess, Stop, SyntheticTraffic, TokenLengths, Trace, TraceRow, Traffic};

@@ -2,6 +2,7 @@
 //! token lengths drawn from the workload's distributions, or a recorded trace.
 
 use crate::error::SimError;
+use crate::rate::{RateCurve, Rescaler};
 use gpuplan_core::limits::SEQUENCE_TOKENS;
 use gpuplan_core::{Bucket, InferenceWorkload, TokenStats};
 use rand::{RngExt, SeedableRng};
@@ -196,8 +197,11 @@ pub enum Stop {
 /// Synthetic open-loop traffic.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SyntheticTraffic {
-    /// Mean arrival rate over the whole deployment, requests/s.
+    /// Mean arrival rate over the whole deployment, requests/s (unused
+    /// when `rate_curve` is given).
     pub requests_per_s: f64,
+    /// An arrival rate that changes over time, instead of `requests_per_s`.
+    pub rate_curve: Option<RateCurve>,
     /// Inter-arrival distribution.
     pub arrival: ArrivalProcess,
     /// Prompt lengths.
@@ -221,6 +225,7 @@ impl SyntheticTraffic {
     ) -> Result<Self, SimError> {
         Ok(SyntheticTraffic {
             requests_per_s: w.peak_requests_per_s,
+            rate_curve: None,
             arrival: ArrivalProcess::from_cv2(w.arrival_cv2),
             input_tokens: TokenLengths::from_workload(w.input_tokens, input_histogram)?,
             output_tokens: TokenLengths::from_workload(w.output_tokens, output_histogram)?,
@@ -421,7 +426,10 @@ pub(crate) enum Arrivals<'a> {
         gap: Gap,
         gap_rng: ChaCha8Rng,
         length_rng: ChaCha8Rng,
+        /// Time of the last arrival: real time, or operational time when
+        /// `rescaler` maps it along a rate curve.
         time_s: f64,
+        rescaler: Option<Rescaler<'a>>,
         emitted: u64,
     },
     Trace {
@@ -434,9 +442,15 @@ impl<'a> Arrivals<'a> {
     pub fn new(traffic: &'a Traffic, seed: u64) -> Result<Self, SimError> {
         Ok(match traffic {
             Traffic::Synthetic(s) => {
-                let mean_gap_s = 1.0 / s.requests_per_s;
+                // Along a rate curve the process runs at rate 1 in operational time.
+                let rate = if s.rate_curve.is_some() {
+                    1.0
+                } else {
+                    s.requests_per_s
+                };
+                let mean_gap_s = 1.0 / rate;
                 let gap = match s.arrival {
-                    ArrivalProcess::Poisson => Exp::new(s.requests_per_s).map(Gap::Exp).ok(),
+                    ArrivalProcess::Poisson => Exp::new(rate).map(Gap::Exp).ok(),
                     // Gamma(shape k = 1/cv², scale θ = mean·cv²): mean kθ, cv 1/√k.
                     ArrivalProcess::Gamma { cv } => {
                         Gamma::new(1.0 / (cv * cv), mean_gap_s * cv * cv)
@@ -458,6 +472,7 @@ impl<'a> Arrivals<'a> {
                     gap_rng: stream(GAP_STREAM),
                     length_rng: stream(LENGTH_STREAM),
                     time_s: 0.0,
+                    rescaler: s.rate_curve.as_ref().map(Rescaler::new),
                     emitted: 0,
                 }
             }
@@ -487,6 +502,7 @@ impl<'a> Arrivals<'a> {
                 gap_rng,
                 length_rng,
                 time_s,
+                rescaler,
                 emitted,
             } => {
                 if let Stop::Requests(n) = traffic.stop {
@@ -498,13 +514,16 @@ impl<'a> Arrivals<'a> {
                     Gap::Exp(d) => d.sample(gap_rng),
                     Gap::Gamma(d) => d.sample(gap_rng),
                 };
-                let t = *time_s + dt;
+                *time_s += dt;
+                let t = match rescaler {
+                    Some(r) => r.real_time(*time_s)?,
+                    None => *time_s,
+                };
                 if let Stop::Duration(end) = traffic.stop {
                     if t >= end {
                         return None;
                     }
                 }
-                *time_s = t;
                 *emitted += 1;
                 let max = f64::from(traffic.max_context_tokens);
                 // A prompt leaves room for one output token; the output fills at most the rest of the context.
@@ -584,6 +603,7 @@ mod tests {
     fn gamma_gaps_have_the_asked_mean_and_cv() {
         let t = Traffic::Synthetic(SyntheticTraffic {
             requests_per_s: 10.0,
+            rate_curve: None,
             arrival: ArrivalProcess::Gamma { cv: 3.0 },
             input_tokens: TokenLengths::Fixed(10),
             output_tokens: TokenLengths::Fixed(10),

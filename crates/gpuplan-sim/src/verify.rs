@@ -5,6 +5,7 @@
 use crate::cost::DeploymentCost;
 use crate::engine::{EngineConfig, VLLM_BLOCK_TOKENS};
 use crate::error::SimError;
+use crate::fleet::Dynamics;
 use crate::sim::{simulate, Router, SimConfig, SimResult};
 use crate::traffic::{Stop, SyntheticTraffic, Traffic};
 use gpuplan_catalog::Catalog;
@@ -73,6 +74,7 @@ pub fn simulate_plan(
         slo: w.slo,
         usd_per_hour: Some(plan.usd_per_hour),
         seed,
+        dynamics: Dynamics::default(),
     };
     simulate(&DeploymentCost::new(replica.deployment), &config, &traffic)
 }
@@ -86,7 +88,7 @@ pub fn simulated_tails(
 ) -> SimulatedTails {
     let slo = w.slo;
     // The replicas kept up: almost every arrival completed within the drain.
-    let kept_up = (r.in_flight + r.rejected) as f64 <= 0.01 * r.arrivals as f64;
+    let kept_up = (r.in_flight + r.rejected + r.timed_out) as f64 <= 0.01 * r.arrivals as f64;
     let meets_slo = kept_up
         && slo.ttft_ms_p99.is_none_or(|l| r.ttft_ms.p99 <= l)
         && slo.tpot_ms_p99.is_none_or(|l| r.tpot_ms.p99 <= l)

@@ -2,7 +2,7 @@
 
 use gpuplan_core::{IterationWork, Slo};
 use gpuplan_sim::{
-    simulate, CostModel, EngineConfig, Router, SimConfig, SimResult, Trace, Traffic,
+    simulate, CostModel, Dynamics, EngineConfig, Router, SimConfig, SimResult, Trace, Traffic,
 };
 
 /// Every step takes one second, whatever it runs.
@@ -29,6 +29,7 @@ fn check(trace: &str, max_batched_tokens: u32, kv_cache_tokens: u64) -> SimResul
         slo: Slo::default(),
         usd_per_hour: None,
         seed: 0,
+        dynamics: Dynamics::default(),
     };
     let trace = Trace::parse("case.csv", trace).unwrap();
     simulate(&OneSecond, &config, &Traffic::Trace(trace)).unwrap()

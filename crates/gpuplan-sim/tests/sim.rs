@@ -6,7 +6,7 @@ use gpuplan_core::{
     Deployment, EngineLimits, InferenceMemoryInput, IterationWork, Layout, Slo, TokenStats,
 };
 use gpuplan_sim::{
-    simulate, ArrivalProcess, CostModel, DeploymentCost, EngineConfig, Router, SimConfig,
+    simulate, ArrivalProcess, CostModel, DeploymentCost, Dynamics, EngineConfig, Router, SimConfig,
     SimResult, Stop, SyntheticTraffic, TokenLengths, Trace, Traffic, VLLM_BLOCK_TOKENS,
 };
 
@@ -41,6 +41,7 @@ fn config(replicas: u32, engine: EngineConfig, seed: u64) -> SimConfig {
         slo: Slo::default(),
         usd_per_hour: None,
         seed,
+        dynamics: Dynamics::default(),
     }
 }
 
@@ -53,6 +54,7 @@ fn traffic(
 ) -> Traffic {
     Traffic::Synthetic(SyntheticTraffic {
         requests_per_s,
+        rate_curve: None,
         arrival,
         input_tokens: input,
         output_tokens: output,
@@ -64,7 +66,7 @@ fn traffic(
 fn conserved(r: &SimResult) {
     assert_eq!(
         r.arrivals,
-        r.requests_completed + r.in_flight + r.rejected,
+        r.requests_completed + r.in_flight + r.rejected + r.timed_out,
         "{r:#?}"
     );
 }
@@ -260,6 +262,7 @@ fn overload_stops_at_the_drain_limit_with_requests_in_flight() {
     };
     let t = Traffic::Synthetic(SyntheticTraffic {
         requests_per_s: 50.0,
+        rate_curve: None,
         arrival: ArrivalProcess::Poisson,
         input_tokens: TokenLengths::Fixed(100),
         output_tokens: TokenLengths::Fixed(100),

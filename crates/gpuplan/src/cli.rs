@@ -503,6 +503,49 @@ pub struct SimulateCmd {
     /// Replay a trace (CSV rows of timestamp_s,input_tokens,output_tokens, sorted by time) instead of synthetic traffic.
     #[arg(long, value_name = "FILE.csv")]
     pub trace: Option<PathBuf>,
+    /// Arrival rate over time instead of the constant peak: `diurnal` (a daily curve with the
+    /// workload's peak and mean rates, peaking at 14:00; one day unless --duration/--requests) or a
+    /// CSV of `time_s,requests_per_s` rows (each rate holds until the next row).
+    #[arg(long, value_name = "diurnal|FILE.csv", conflicts_with = "trace")]
+    pub rate_curve: Option<String>,
+    /// Scale replicas with the load: target tracking on requests outstanding per replica (as a
+    /// Kubernetes HPA on vLLM's running + waiting requests), from --min-replicas to --max-replicas.
+    #[arg(long)]
+    pub autoscale: bool,
+    /// Fewest replicas (default: the workload's min_replicas).
+    #[arg(long, requires = "autoscale", allow_negative_numbers = true, value_parser = whole::<u32>(SIM_REPLICAS))]
+    pub min_replicas: Option<u32>,
+    /// Most replicas (default: the plan's fleet, sized for the peak).
+    #[arg(long, requires = "autoscale", allow_negative_numbers = true, value_parser = whole::<u32>(SIM_REPLICAS))]
+    pub max_replicas: Option<u32>,
+    /// Requests waiting or running per replica the autoscaler aims at (default: the plan's
+    /// capacity at the SLO × its service time, Little's law).
+    #[arg(long, value_name = "N", requires = "autoscale", allow_negative_numbers = true, value_parser = number(SIM_TARGET))]
+    pub target_outstanding: Option<f64>,
+    /// Seconds from a scale-up decision to the replica serving (default: node provisioning, image
+    /// pull, weight load and engine warm-up; see docs/simulate.md).
+    #[arg(long, value_name = "S", allow_negative_numbers = true, value_parser = number(SIM_DELAY_S))]
+    pub scale_up_delay: Option<f64>,
+    /// Seconds after a scaling step before a scale-down (default 300, the HPA's stabilisation window).
+    #[arg(long, value_name = "S", requires = "autoscale", allow_negative_numbers = true, value_parser = number(SIM_DELAY_S))]
+    pub cooldown: Option<f64>,
+    /// Replicas lost per replica-hour (spot preemptions, failures); a spot plan defaults to the
+    /// workload's [pricing] spot_preemptions_per_hour.
+    #[arg(long, value_name = "X", allow_negative_numbers = true, value_parser = number(SIM_LOSS_RATE))]
+    pub failures_per_hour: Option<f64>,
+    /// Seconds until a lost replica's replacement serves (default: the workload's
+    /// spot_replacement_hours).
+    #[arg(long, value_name = "S", allow_negative_numbers = true, value_parser = number(SIM_DELAY_S))]
+    pub replacement_delay: Option<f64>,
+    /// A request that finds no replica up gives up after this many seconds (counted as timed out).
+    #[arg(long, value_name = "S", allow_negative_numbers = true, value_parser = number(SIM_TIMEOUT_S))]
+    pub request_timeout: Option<f64>,
+    /// Write a time series (replicas, queue, running, KV use, completions, p99 TTFT so far) as CSV.
+    #[arg(long, value_name = "FILE.csv")]
+    pub timeseries: Option<PathBuf>,
+    /// Seconds between two time-series rows.
+    #[arg(long, value_name = "S", default_value_t = 60.0, allow_negative_numbers = true, value_parser = number(SIM_SAMPLE_S))]
+    pub sample_every: f64,
     /// Calibration table (default: the bundled data/calibration.csv).
     #[arg(long, value_name = "FILE")]
     pub calibration: Option<PathBuf>,
@@ -510,6 +553,19 @@ pub struct SimulateCmd {
     #[arg(long)]
     pub json: bool,
 }
+
+/// `simulate --min/--max-replicas`.
+const SIM_REPLICAS: Count = Count::new(1, 100_000);
+/// `simulate --target-outstanding`.
+const SIM_TARGET: Span = Span::above(0.0, 1e6);
+/// `simulate` delays: up to a day.
+const SIM_DELAY_S: Span = Span::from(0.0, 86_400.0);
+/// `simulate --failures-per-hour`: up to one loss a minute.
+const SIM_LOSS_RATE: Span = Span::from(0.0, 60.0);
+/// `simulate --request-timeout`.
+const SIM_TIMEOUT_S: Span = Span::above(0.0, 86_400.0);
+/// `simulate --sample-every`.
+const SIM_SAMPLE_S: Span = Span::above(0.0, 86_400.0);
 
 #[cfg(test)]
 mod tests {

@@ -55,6 +55,12 @@ fn json_result_is_conserved_and_the_same_for_a_seed() {
         "simulated_s",
         "replica_hours",
         "cost_usd",
+        "rejected",
+        "timed_out",
+        "retried",
+        "replica_losses",
+        "mean_replicas",
+        "peak_replicas",
     ] {
         assert!(v.get(field).is_some(), "missing {field}: {v}");
     }
@@ -67,7 +73,7 @@ fn json_result_is_conserved_and_the_same_for_a_seed() {
     assert_eq!(n("arrivals"), 3000);
     assert_eq!(
         n("arrivals"),
-        n("requests_completed") + n("in_flight") + n("rejected")
+        n("requests_completed") + n("in_flight") + n("rejected") + n("timed_out")
     );
     assert!(v["cost_usd"].as_f64().unwrap() > 0.0);
     let b = gpuplan(&args);
@@ -122,6 +128,7 @@ fn bad_input_exits_2_naming_what_is_wrong() {
     let malformed = file("bad.csv", "0,100,10\n0.5,100\n");
     let unsorted = file("unsorted.csv", "1.0,100,10\n0.5,100,10\n");
     let empty = file("empty.csv", "timestamp_s,input_tokens,output_tokens\n");
+    let bad_curve = file("curve.csv", "time_s,requests_per_s\n0,5\n0,6\n");
     for (args, needles) in [
         (vec!["--plan", "100000"], vec!["--plan 100000", "from 1 to"]),
         (
@@ -141,6 +148,15 @@ fn bad_input_exits_2_naming_what_is_wrong() {
             vec!["--requests", "1 to 100000000"],
         ),
         (vec!["--warmup", "1.5"], vec!["--warmup"]),
+        (
+            vec!["--rate-curve", bad_curve.to_str().unwrap()],
+            vec!["curve.csv", "line 3", "time_s", "later than"],
+        ),
+        (vec!["--min-replicas", "2"], vec!["--autoscale"]),
+        (
+            vec!["--failures-per-hour", "-1"],
+            vec!["--failures-per-hour"],
+        ),
     ] {
         let mut all = vec!["simulate", "examples/eu-residency.toml"];
         all.extend(args.iter().copied());
@@ -169,4 +185,47 @@ fn an_infeasible_workload_exits_1_with_the_reasons() {
         "{}",
         out.stdout
     );
+}
+
+#[test]
+fn a_day_with_autoscaling_and_spot_losses_costs_less_than_the_peak_fleet() {
+    let series = std::env::temp_dir().join(format!("gpuplan-ts-{}.csv", std::process::id()));
+    let out = gpuplan(&[
+        "simulate",
+        "examples/chat-70b.toml",
+        "--rate-curve",
+        "diurnal",
+        "--duration",
+        "43200",
+        "--autoscale",
+        "--failures-per-hour",
+        "0.5",
+        "--replacement-delay",
+        "300",
+        "--timeseries",
+        series.to_str().unwrap(),
+        "--sample-every",
+        "900",
+        "--json",
+    ]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let v: serde_json::Value = serde_json::from_str(&out.stdout).expect("JSON");
+    let n = |f: &str| v[f].as_u64().expect(f);
+    assert_eq!(
+        n("arrivals"),
+        n("requests_completed") + n("in_flight") + n("rejected") + n("timed_out")
+    );
+    // Half a day from midnight: the fleet smaller than the plan's on average.
+    assert!(v["simulated_s"].as_f64().unwrap() >= 43_200.0);
+    let mean = v["mean_replicas"].as_f64().unwrap();
+    assert!(mean < v["replicas"].as_f64().unwrap(), "{v}");
+    assert!(n("replica_losses") > 0 && n("retried") > 0, "{v}");
+    // 48 rows of 15 minutes; the header names the columns.
+    let csv = std::fs::read_to_string(&series).expect("time series");
+    let mut lines = csv.lines();
+    assert!(lines
+        .next()
+        .unwrap()
+        .starts_with("time_s,arrival_rate,replicas_up"));
+    assert!(lines.count() >= 48);
 }

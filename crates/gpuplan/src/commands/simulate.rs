@@ -8,9 +8,10 @@ use crate::load;
 use gpuplan_catalog::Catalog;
 use gpuplan_core::{plan_replica, InferenceWorkload, Plan, PlanReport, Slo};
 use gpuplan_sim::{
-    simulate_with_progress, ArrivalProcess, DeploymentCost, EngineConfig, Percentiles, Progress,
-    Router, SimConfig, SimResult, Stop, SyntheticTraffic, Trace, Traffic, VerifyOptions,
-    VLLM_BLOCK_TOKENS,
+    scale_up_delay_s, simulate_with_progress, ArrivalProcess, Autoscale, DeploymentCost, Dynamics,
+    EngineConfig, Failures, Histograms, Percentiles, Progress, RateCurve, Router, SimConfig,
+    SimResult, Stop, SyntheticTraffic, TimePoint, Trace, Traffic, VerifyOptions, DAY_S,
+    HPA_SCALE_DOWN_STABILIZATION_S, HPA_SYNC_PERIOD_S, VLLM_BLOCK_TOKENS,
 };
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
@@ -40,36 +41,118 @@ pub fn run(catalog: &Catalog, cmd: SimulateCmd) -> CliResult {
         )));
     };
     let replica = plan_replica(catalog, &w, &cal, p)?;
-    let traffic = match &cmd.trace {
-        Some(path) => Traffic::Trace(Trace::parse(
-            &path.display().to_string(),
-            &load::read(path)?,
+    let histograms = Histograms {
+        input: raw.traffic.input_tokens.histogram.as_deref(),
+        output: raw.traffic.output_tokens.histogram.as_deref(),
+    };
+    let traffic = build_traffic(&cmd, &w, histograms)?;
+    let config = build_config(&cmd, &w, p, replica.memory.kv_cache_tokens, &replica.memory)?;
+    let cost = DeploymentCost::new(replica.deployment);
+    let result =
+        with_progress_bar(|report| simulate_with_progress(&cost, &config, &traffic, report))?;
+    if let Some(path) = &cmd.timeseries {
+        write_timeseries(path, &result.timeseries)?;
+    }
+    if cmd.json {
+        return print_json(&result);
+    }
+    check_finite(&result)?;
+    print_human(&w, p, &config, &traffic, &result);
+    if let Some(path) = &cmd.timeseries {
+        println!(
+            "Time series: {} rows every {} s in {}.",
+            result.timeseries.len(),
+            cmd.sample_every,
+            path.display()
+        );
+    }
+    Ok(())
+}
+
+/// The traffic: a trace, or the workload's synthetic traffic at its peak
+/// rate or along `--rate-curve`.
+fn build_traffic(
+    cmd: &SimulateCmd,
+    w: &InferenceWorkload,
+    histograms: Histograms<'_>,
+) -> CliResult<Traffic> {
+    if let Some(path) = &cmd.trace {
+        let name = path.display().to_string();
+        return Ok(Traffic::Trace(Trace::parse(&name, &load::read(path)?)?));
+    }
+    let rate_curve = match cmd.rate_curve.as_deref() {
+        None => None,
+        Some("diurnal") => Some(RateCurve::diurnal(
+            w.peak_requests_per_s,
+            w.mean_requests_per_s,
         )?),
-        None => {
-            let stop = match cmd.duration {
-                Some(s) => Stop::Duration(s),
-                None => Stop::Requests(cmd.requests.unwrap_or(DEFAULT_REQUESTS)),
-            };
-            let t = &raw.traffic;
-            Traffic::Synthetic(SyntheticTraffic::from_workload(
-                &w,
-                t.input_tokens.histogram.as_deref(),
-                t.output_tokens.histogram.as_deref(),
-                stop,
-            )?)
+        Some(file) => {
+            let path = std::path::Path::new(file);
+            Some(RateCurve::parse(file, &load::read(path)?)?)
         }
     };
+    let stop = match (cmd.duration, cmd.requests) {
+        (Some(s), _) => Stop::Duration(s),
+        (None, Some(n)) => Stop::Requests(n),
+        // A daily curve runs a day by default.
+        (None, None) if cmd.rate_curve.as_deref() == Some("diurnal") => Stop::Duration(DAY_S),
+        (None, None) => Stop::Requests(DEFAULT_REQUESTS),
+    };
+    let mut synthetic =
+        SyntheticTraffic::from_workload(w, histograms.input, histograms.output, stop)?;
+    synthetic.rate_curve = rate_curve;
+    Ok(Traffic::Synthetic(synthetic))
+}
+
+/// The simulated fleet: the plan's replicas and engine settings, and the
+/// dynamics the flags ask for.
+fn build_config(
+    cmd: &SimulateCmd,
+    w: &InferenceWorkload,
+    p: &Plan,
+    kv_cache_tokens: u64,
+    memory: &gpuplan_core::InferenceMemory,
+) -> CliResult<SimConfig> {
     let narrow = |field: &str, v: u64| {
         u32::try_from(v).map_err(|_| {
             CliError::Internal(format!("plan {field} {v} does not fit the simulator's u32"))
         })
     };
-    let config = SimConfig {
+    let scale_up_delay_s = cmd
+        .scale_up_delay
+        .unwrap_or_else(|| scale_up_delay_s(memory.per_gpu.weights_gib));
+    let autoscale = cmd.autoscale.then(|| {
+        let d = &p.derivation;
+        Autoscale {
+            min_replicas: cmd.min_replicas.unwrap_or(w.constraints.min_replicas),
+            max_replicas: cmd.max_replicas.unwrap_or(p.replicas),
+            // Little's law: requests in a replica at its capacity within the SLO.
+            target_outstanding: cmd
+                .target_outstanding
+                .unwrap_or((d.capacity_requests_per_s_per_replica * d.service_s).max(1.0)),
+            interval_s: HPA_SYNC_PERIOD_S,
+            scale_up_delay_s,
+            cooldown_s: cmd.cooldown.unwrap_or(HPA_SCALE_DOWN_STABILIZATION_S),
+        }
+    });
+    // A replica spanning several instances is lost when any of them is.
+    let instances_per_replica = (p.gpus_per_replica as f64 / p.gpus_per_instance as f64).ceil();
+    let loss_rate = cmd.failures_per_hour.or_else(|| {
+        p.spot
+            .then_some(w.pricing.spot_preemptions_per_hour * instances_per_replica.max(1.0))
+    });
+    let failures = loss_rate.map(|rate| Failures {
+        per_replica_per_hour: rate,
+        replacement_delay_s: cmd
+            .replacement_delay
+            .unwrap_or(w.pricing.spot_replacement_hours * 3600.0),
+    });
+    Ok(SimConfig {
         replicas: p.replicas,
         engine: EngineConfig {
             max_num_seqs: narrow("max_num_seqs", p.max_num_seqs)?,
             max_batched_tokens: narrow("max_batched_tokens", p.max_batched_tokens)?,
-            kv_cache_tokens: replica.memory.kv_cache_tokens,
+            kv_cache_tokens,
             block_tokens: VLLM_BLOCK_TOKENS,
         },
         router: match cmd.router {
@@ -80,16 +163,24 @@ pub fn run(catalog: &Catalog, cmd: SimulateCmd) -> CliResult {
         slo: w.slo,
         usd_per_hour: Some(p.usd_per_hour),
         seed: cmd.seed,
-    };
-    let cost = DeploymentCost::new(replica.deployment);
-    let result =
-        with_progress_bar(|report| simulate_with_progress(&cost, &config, &traffic, report))?;
-    if cmd.json {
-        return print_json(&result);
+        dynamics: Dynamics {
+            autoscale,
+            failures,
+            request_timeout_s: cmd.request_timeout,
+            sample_every_s: cmd.timeseries.is_some().then_some(cmd.sample_every),
+        },
+    })
+}
+
+/// Writes the time series as CSV, one row per sample.
+fn write_timeseries(path: &std::path::Path, rows: &[TimePoint]) -> CliResult {
+    let io =
+        |e: &dyn std::fmt::Display| CliError::bad(format!("{}: cannot write: {e}", path.display()));
+    let mut out = csv::Writer::from_path(path).map_err(|e| io(&e))?;
+    for row in rows {
+        out.serialize(row).map_err(|e| io(&e))?;
     }
-    check_finite(&result)?;
-    print_human(&w, p, &config, &traffic, &result);
-    Ok(())
+    out.flush().map_err(|e| io(&e))
 }
 
 /// Runs `f` with a progress bar on stderr (drawn only when stderr is a
@@ -264,6 +355,11 @@ fn print_human(
         t.add_row(percentile_row(name, s));
     }
     println!("{t}");
+    print_outcome(w, p, config, r);
+}
+
+/// Goodput, throughput, where every request ended, losses, autoscaling and cost.
+fn print_outcome(w: &InferenceWorkload, p: &Plan, config: &SimConfig, r: &SimResult) {
     println!(
         "Goodput: {:.2}% of {} measured requests met every target ({}).",
         r.goodput * 100.0,
@@ -275,12 +371,36 @@ fn print_human(
         r.throughput_requests_per_s, r.output_tokens_per_s, r.preemptions
     );
     println!(
-        "Requests: {} arrived = {} completed + {} in flight + {} rejected (longer than the KV cache).",
-        r.arrivals, r.requests_completed, r.in_flight, r.rejected
+        "Requests: {} arrived = {} completed + {} in flight + {} rejected (longer than the KV cache) + {} timed out (no replica up).",
+        r.arrivals, r.requests_completed, r.in_flight, r.rejected, r.timed_out
     );
+    if let Some(f) = config.dynamics.failures {
+        println!(
+            "Replica losses: {} ({} per replica-hour, replaced after {:.0} s); {} request restart(s) on other replicas.",
+            r.replica_losses, f.per_replica_per_hour, f.replacement_delay_s, r.retried
+        );
+    }
+    if let Some(a) = config.dynamics.autoscale {
+        println!(
+            "Autoscaling: {}–{} replicas at {:.1} outstanding per replica, {:.0} s to scale up, {:.0} s cooldown: mean {:.2}, peak {} replicas billed.",
+            a.min_replicas,
+            a.max_replicas,
+            a.target_outstanding,
+            a.scale_up_delay_s,
+            a.cooldown_s,
+            r.mean_replicas,
+            r.peak_replicas
+        );
+    }
     let cost = r
         .cost_usd
-        .map(|c| format!(", ${c:.2} at ${:.2}/hour", p.usd_per_hour))
+        .map(|c| {
+            let per_replica = p.usd_per_hour / f64::from(p.replicas);
+            let fixed = per_replica * f64::from(p.replicas) * r.simulated_s / 3600.0;
+            format!(
+                ", ${c:.2} at ${per_replica:.2}/replica-hour (the plan's fixed fleet: ${fixed:.2})"
+            )
+        })
         .unwrap_or_default();
     println!(
         "Simulated {:.1} s: {:.2} replica-hours{cost}.",
