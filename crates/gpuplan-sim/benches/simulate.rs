@@ -79,6 +79,7 @@ fn setup(requests: u64) -> (DeploymentCost, SimConfig, Traffic) {
     let traffic = Traffic::Synthetic(SyntheticTraffic {
         requests_per_s: 0.7 * f64::from(REPLICAS) * ss.requests_per_s,
         rate_curve: None,
+        clients: None,
         arrival: ArrivalProcess::Poisson,
         input_tokens: TokenLengths::fit(input),
         output_tokens: TokenLengths::fit(output),

@@ -174,11 +174,6 @@ impl Replica {
         }
     }
 
-    /// Whether a request of `tokens` (prompt + output) can ever fit the KV cache.
-    pub fn fits(&self, tokens: u64) -> bool {
-        blocks(tokens, self.block_tokens) <= self.total_blocks
-    }
-
     /// Requests waiting or running (the router's measure of load).
     pub fn outstanding(&self) -> usize {
         self.waiting.len() + self.running.len()

@@ -193,6 +193,12 @@ impl Fleet {
         self.billed_seconds
     }
 
+    /// Whether a request of `tokens` (prompt + output) can ever fit a replica's KV cache.
+    pub fn fits(&self, tokens: u64) -> bool {
+        let block = u64::from(self.engine.block_tokens.max(1));
+        tokens.div_ceil(block) <= self.engine.kv_cache_tokens / block
+    }
+
     /// Replicas billed now (up, booting or draining).
     pub fn billed(&self) -> u32 {
         self.billed

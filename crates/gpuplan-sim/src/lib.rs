@@ -45,6 +45,7 @@
 //! let traffic = Traffic::Synthetic(SyntheticTraffic {
 //!     requests_per_s: 10.0,
 //!     rate_curve: None,
+//!     clients: None,
 //!     arrival: ArrivalProcess::Poisson,
 //!     input_tokens: TokenLengths::fit(TokenStats { mean: 1000.0, p99: 4000.0 }),
 //!     output_tokens: TokenLengths::fit(TokenStats { mean: 200.0, p99: 600.0 }),
@@ -80,5 +81,7 @@ pub use fleet::{
 pub use rate::{RateCurve, DAY_S};
 pub use sim::{simulate, simulate_with_progress, Progress, Router, SimConfig, SimResult};
 pub use stats::Percentiles;
-pub use traffic::{ArrivalProcess, Stop, SyntheticTraffic, TokenLengths, Trace, TraceRow, Traffic};
+pub use traffic::{
+    ArrivalProcess, ClosedLoop, Stop, SyntheticTraffic, TokenLengths, Trace, TraceRow, Traffic,
+};
 pub use verify::{simulate_plan, simulated_tails, verify_plans, Histograms, VerifyOptions};

@@ -1,7 +1,7 @@
 //! The event loop: arrivals, routing, and the steps of every replica.
 
 use crate::cost::CostModel;
-use crate::engine::{EngineConfig, Replica, Request};
+use crate::engine::{EngineConfig, Request};
 use crate::error::SimError;
 use crate::fleet::{Dynamics, Fleet, Status, TimePoint};
 use crate::stats::{Latency, Percentiles};
@@ -23,6 +23,9 @@ pub enum Router {
     LeastOutstanding,
     /// To each replica in turn.
     RoundRobin,
+    /// To the replica with the smallest share of its KV cache in use (ties:
+    /// fewest outstanding, then the lowest index).
+    LeastKv,
 }
 
 /// Everything a simulation needs besides the cost model and the traffic.
@@ -465,11 +468,10 @@ impl<'a> Run<'a> {
                 simulated_s: self.now,
             });
         }
-        if self.next.is_none() {
-            self.drain_until_s = self.now + self.now.max(MIN_DRAIN_S);
-        }
+        self.note_end_of_arrivals();
         let total = u64::from(a.input_tokens) + u64::from(a.output_tokens);
-        if !Replica::new(&self.config.engine).fits(total) {
+        if !self.fleet.fits(total) {
+            // A closed-loop user whose request can never be served leaves.
             self.tally.rejected += 1;
             return Ok(());
         }
@@ -487,6 +489,32 @@ impl<'a> Run<'a> {
             }
         };
         self.dispatch(id)
+    }
+
+    /// Arrivals are over: the replicas drain for at most as long as they lasted.
+    fn note_end_of_arrivals(&mut self) {
+        if self.next.is_none() && !self.arrivals.closed_loop_active(self.now) {
+            self.drain_until_s = self.drain_until_s.min(self.now + self.now.max(MIN_DRAIN_S));
+        }
+    }
+
+    /// Whether requests may still arrive (the measurement window is open).
+    fn arrivals_open(&self) -> bool {
+        self.next.is_some() || self.arrivals.closed_loop_active(self.now)
+    }
+
+    /// A request left (completed or timed out): its closed-loop user thinks
+    /// and sends the next one, which may now be the earliest arrival.
+    fn user_free(&mut self) {
+        if !self.arrivals.is_closed_loop() {
+            return;
+        }
+        self.arrivals.user_free(self.now);
+        if let Some(a) = self.next.take() {
+            self.arrivals.put_back(a);
+        }
+        self.next = self.arrivals.next_arrival();
+        self.note_end_of_arrivals();
     }
 
     /// Sends a request to a serving replica, or to the backlog when none is up.
@@ -517,6 +545,16 @@ impl<'a> Run<'a> {
             Router::LeastOutstanding => (0..slots.len())
                 .filter(up)
                 .min_by_key(|&i| (slots[i].engine.outstanding(), i)),
+            Router::LeastKv => (0..slots.len()).filter(up).min_by(|&a, &b| {
+                let key = |i: usize| {
+                    (
+                        slots[i].engine.kv_used_share(),
+                        slots[i].engine.outstanding(),
+                    )
+                };
+                let (ka, kb) = (key(a), key(b));
+                ka.0.total_cmp(&kb.0).then(ka.1.cmp(&kb.1)).then(a.cmp(&b))
+            }),
         }
     }
 
@@ -554,7 +592,7 @@ impl<'a> Run<'a> {
         self.finished.clear();
         let outcome = rep.complete(&mut self.reqs, now, &mut self.finished);
         // Events run in time order: the window closes with the last arrival.
-        let in_window = now >= self.window_start_s && self.next.is_some();
+        let in_window = now >= self.window_start_s && self.arrivals_open();
         if in_window {
             self.tally.window_tokens += outcome.tokens;
             self.tally.window_busy_s += step_s;
@@ -574,6 +612,7 @@ impl<'a> Run<'a> {
                 self.tally.record(&req, now, &self.config.slo);
             }
             self.free_ids.push(id);
+            self.user_free();
         }
         self.start_step(r)?;
         let slot = &self.fleet.slots[r];
@@ -619,6 +658,7 @@ impl<'a> Run<'a> {
         }
         self.tally.timed_out += 1;
         self.free_ids.push(id);
+        self.user_free();
         true
     }
 
@@ -759,7 +799,7 @@ impl<'a> Run<'a> {
         let Some(every) = self.config.dynamics.sample_every_s else {
             return;
         };
-        if self.next.is_some() || self.outstanding() > 0 {
+        if self.arrivals_open() || self.outstanding() > 0 {
             self.push(self.now + every, EventKind::Sample);
         }
         let serving = self

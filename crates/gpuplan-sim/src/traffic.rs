@@ -8,6 +8,8 @@ use gpuplan_core::{Bucket, InferenceWorkload, TokenStats};
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, Exp, Gamma, LogNormal};
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 
 /// z-score of the 99th percentile of a standard normal.
 const Z_P99: f64 = 2.326_347_874;
@@ -185,6 +187,18 @@ impl TokenLengths {
     }
 }
 
+/// A fixed population of users, each sending a request, waiting for its
+/// answer, thinking, and sending the next (a benchmark at fixed concurrency
+/// is `think_time_s = 0`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ClosedLoop {
+    /// Users (requests in flight at most).
+    pub users: u32,
+    /// Mean think time between an answer and the user's next request
+    /// (exponential), s; 0 sends the next request at once.
+    pub think_time_s: f64,
+}
+
 /// When synthetic arrivals stop.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Stop {
@@ -202,6 +216,9 @@ pub struct SyntheticTraffic {
     pub requests_per_s: f64,
     /// An arrival rate that changes over time, instead of `requests_per_s`.
     pub rate_curve: Option<RateCurve>,
+    /// Closed-loop clients instead of open-loop arrivals: the rate, the
+    /// arrival process and the rate curve are then unused.
+    pub clients: Option<ClosedLoop>,
     /// Inter-arrival distribution.
     pub arrival: ArrivalProcess,
     /// Prompt lengths.
@@ -226,6 +243,7 @@ impl SyntheticTraffic {
         Ok(SyntheticTraffic {
             requests_per_s: w.peak_requests_per_s,
             rate_curve: None,
+            clients: None,
             arrival: ArrivalProcess::from_cv2(w.arrival_cv2),
             input_tokens: TokenLengths::from_workload(w.input_tokens, input_histogram)?,
             output_tokens: TokenLengths::from_workload(w.output_tokens, output_histogram)?,
@@ -243,6 +261,18 @@ impl SyntheticTraffic {
                 self.requests_per_s,
                 "a number > 0",
             ));
+        }
+        if let Some(c) = self.clients {
+            if c.users == 0 || c.users > 10_000_000 {
+                return Err(SimError::invalid("users", c.users, "from 1 to 10^7"));
+            }
+            if !(c.think_time_s.is_finite() && c.think_time_s >= 0.0) {
+                return Err(SimError::invalid(
+                    "think_time_s",
+                    c.think_time_s,
+                    "a number of seconds >= 0",
+                ));
+            }
         }
         if let ArrivalProcess::Gamma { cv } = self.arrival {
             if !(cv.is_finite() && cv > 0.0) {
@@ -436,11 +466,80 @@ pub(crate) enum Arrivals<'a> {
         rows: &'a [TraceRow],
         next: usize,
     },
+    Closed {
+        traffic: &'a SyntheticTraffic,
+        clients: ClosedLoop,
+        /// Requests users will send, earliest first (lengths already drawn).
+        pending: BinaryHeap<Reverse<Pending>>,
+        think_rng: ChaCha8Rng,
+        length_rng: ChaCha8Rng,
+        emitted: u64,
+        /// Requests drawn so far (a stable tie-break for equal times).
+        drawn: u64,
+    },
+}
+
+/// A closed-loop user's next request.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Pending {
+    arrival: Arrival,
+    order: u64,
+}
+
+impl Eq for Pending {}
+
+impl PartialOrd for Pending {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Pending {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.arrival
+            .time_s
+            .total_cmp(&other.arrival.time_s)
+            .then(self.order.cmp(&other.order))
+    }
+}
+
+/// Prompt and output lengths of one request, within the model's context.
+fn draw_lengths(traffic: &SyntheticTraffic, rng: &mut ChaCha8Rng) -> (u32, u32) {
+    let max = f64::from(traffic.max_context_tokens);
+    // A prompt leaves room for one output token; the output fills at most the rest of the context.
+    let input = traffic.input_tokens.sample(rng).clamp(1.0, max - 1.0);
+    let output = traffic.output_tokens.sample(rng).clamp(1.0, max - input);
+    (input as u32, output as u32)
 }
 
 impl<'a> Arrivals<'a> {
     pub fn new(traffic: &'a Traffic, seed: u64) -> Result<Self, SimError> {
+        let stream = |n: u64| {
+            let mut rng = ChaCha8Rng::seed_from_u64(seed);
+            rng.set_stream(n);
+            rng
+        };
         Ok(match traffic {
+            Traffic::Synthetic(s) if s.clients.is_some() => {
+                let clients = s.clients.unwrap_or(ClosedLoop {
+                    users: 1,
+                    think_time_s: 0.0,
+                });
+                let mut arrivals = Arrivals::Closed {
+                    traffic: s,
+                    clients,
+                    pending: BinaryHeap::with_capacity(clients.users as usize),
+                    think_rng: stream(GAP_STREAM),
+                    length_rng: stream(LENGTH_STREAM),
+                    emitted: 0,
+                    drawn: 0,
+                };
+                // Every user starts thinking at time 0.
+                for _ in 0..clients.users {
+                    arrivals.user_free(0.0);
+                }
+                arrivals
+            }
             Traffic::Synthetic(s) => {
                 // Along a rate curve the process runs at rate 1 in operational time.
                 let rate = if s.rate_curve.is_some() {
@@ -461,11 +560,6 @@ impl<'a> Arrivals<'a> {
                 .ok_or_else(|| {
                     SimError::invalid("arrival", format!("{:?}", s.arrival), "a valid process")
                 })?;
-                let stream = |n: u64| {
-                    let mut rng = ChaCha8Rng::seed_from_u64(seed);
-                    rng.set_stream(n);
-                    rng
-                };
                 Arrivals::Synthetic {
                     traffic: s,
                     gap,
@@ -486,12 +580,83 @@ impl<'a> Arrivals<'a> {
     /// How many arrivals there will be, when known up front.
     pub fn total(&self) -> Option<u64> {
         match self {
-            Arrivals::Synthetic { traffic, .. } => match traffic.stop {
-                Stop::Requests(n) => Some(n),
-                Stop::Duration(_) => None,
-            },
+            Arrivals::Synthetic { traffic, .. } | Arrivals::Closed { traffic, .. } => {
+                match traffic.stop {
+                    Stop::Requests(n) => Some(n),
+                    Stop::Duration(_) => None,
+                }
+            }
             Arrivals::Trace { rows, .. } => Some(rows.len() as u64),
         }
+    }
+
+    /// A closed-loop user got its answer (or gave up) at `now`: it thinks
+    /// and sends its next request. No effect on open-loop traffic.
+    pub fn user_free(&mut self, now: f64) {
+        if let Arrivals::Closed {
+            traffic,
+            clients,
+            pending,
+            think_rng,
+            length_rng,
+            drawn,
+            ..
+        } = self
+        {
+            let think = match Exp::new(1.0 / clients.think_time_s) {
+                Ok(d) if clients.think_time_s > 0.0 => d.sample(think_rng),
+                _ => 0.0,
+            };
+            let (input_tokens, output_tokens) = draw_lengths(traffic, length_rng);
+            *drawn += 1;
+            pending.push(Reverse(Pending {
+                arrival: Arrival {
+                    time_s: now + think,
+                    input_tokens,
+                    output_tokens,
+                },
+                order: *drawn,
+            }));
+        }
+    }
+
+    /// Puts back an arrival taken by [`Self::next_arrival`] but not yet due
+    /// (a closed-loop user may now send earlier). No effect on open-loop traffic.
+    pub fn put_back(&mut self, arrival: Arrival) {
+        if let Arrivals::Closed {
+            pending,
+            emitted,
+            drawn,
+            ..
+        } = self
+        {
+            *emitted -= 1;
+            *drawn += 1;
+            pending.push(Reverse(Pending {
+                arrival,
+                order: *drawn,
+            }));
+        }
+    }
+
+    /// Whether this is closed-loop traffic whose users may still send
+    /// requests at `now` (a user freed later can send again). Open-loop
+    /// traffic: never (its arrivals end when `next_arrival` says so).
+    pub fn closed_loop_active(&self, now: f64) -> bool {
+        match self {
+            Arrivals::Closed {
+                traffic, emitted, ..
+            } => match traffic.stop {
+                Stop::Requests(n) => *emitted < n,
+                Stop::Duration(end) => now < end,
+            },
+            _ => false,
+        }
+    }
+
+    /// Whether this is closed-loop traffic.
+    pub fn is_closed_loop(&self) -> bool {
+        matches!(self, Arrivals::Closed { .. })
     }
 
     pub fn next_arrival(&mut self) -> Option<Arrival> {
@@ -525,21 +690,33 @@ impl<'a> Arrivals<'a> {
                     }
                 }
                 *emitted += 1;
-                let max = f64::from(traffic.max_context_tokens);
-                // A prompt leaves room for one output token; the output fills at most the rest of the context.
-                let input = traffic
-                    .input_tokens
-                    .sample(length_rng)
-                    .clamp(1.0, max - 1.0);
-                let output = traffic
-                    .output_tokens
-                    .sample(length_rng)
-                    .clamp(1.0, max - input);
+                let (input_tokens, output_tokens) = draw_lengths(traffic, length_rng);
                 Some(Arrival {
                     time_s: t,
-                    input_tokens: input as u32,
-                    output_tokens: output as u32,
+                    input_tokens,
+                    output_tokens,
                 })
+            }
+            Arrivals::Closed {
+                traffic,
+                pending,
+                emitted,
+                ..
+            } => {
+                if let Stop::Requests(n) = traffic.stop {
+                    if *emitted >= n {
+                        return None;
+                    }
+                }
+                let Reverse(next) = *pending.peek()?;
+                if let Stop::Duration(end) = traffic.stop {
+                    if next.arrival.time_s >= end {
+                        return None;
+                    }
+                }
+                pending.pop();
+                *emitted += 1;
+                Some(next.arrival)
             }
             Arrivals::Trace { rows, next } => {
                 let first = rows.first()?.timestamp_s;
@@ -604,6 +781,7 @@ mod tests {
         let t = Traffic::Synthetic(SyntheticTraffic {
             requests_per_s: 10.0,
             rate_curve: None,
+            clients: None,
             arrival: ArrivalProcess::Gamma { cv: 3.0 },
             input_tokens: TokenLengths::Fixed(10),
             output_tokens: TokenLengths::Fixed(10),

@@ -3,8 +3,9 @@
 
 use gpuplan_core::{IterationWork, Slo};
 use gpuplan_sim::{
-    simulate, ArrivalProcess, Autoscale, CostModel, Dynamics, EngineConfig, Failures, RateCurve,
-    Router, SimConfig, SimResult, Stop, SyntheticTraffic, TokenLengths, Traffic, VLLM_BLOCK_TOKENS,
+    simulate, ArrivalProcess, Autoscale, ClosedLoop, CostModel, Dynamics, EngineConfig, Failures,
+    RateCurve, Router, SimConfig, SimResult, Stop, SyntheticTraffic, TokenLengths, Traffic,
+    VLLM_BLOCK_TOKENS,
 };
 
 /// 10 ms a step plus 20 µs per prompt token: a replica with 32 slots and
@@ -42,6 +43,7 @@ fn traffic(rate: f64, curve: Option<RateCurve>, stop: Stop) -> Traffic {
     Traffic::Synthetic(SyntheticTraffic {
         requests_per_s: rate,
         rate_curve: curve,
+        clients: None,
         arrival: ArrivalProcess::Poisson,
         input_tokens: TokenLengths::Fixed(200),
         output_tokens: TokenLengths::Exponential { mean: 100.0 },
@@ -206,5 +208,38 @@ fn bad_dynamics_are_refused() {
     for d in bad {
         let err = simulate(&Linear, &config(1, d), &t).unwrap_err();
         assert!(err.to_string().contains("expected"), "{err}");
+    }
+}
+
+#[test]
+fn closed_loop_users_obey_littles_law() {
+    // N users, think time Z: throughput X = N / (R + Z), R the mean response time.
+    for (users, think_s) in [(16u32, 0.0), (64, 2.0)] {
+        let t = Traffic::Synthetic(SyntheticTraffic {
+            requests_per_s: 1.0,
+            rate_curve: None,
+            clients: Some(ClosedLoop {
+                users,
+                think_time_s: think_s,
+            }),
+            arrival: ArrivalProcess::Poisson,
+            input_tokens: TokenLengths::Fixed(200),
+            output_tokens: TokenLengths::Exponential { mean: 100.0 },
+            max_context_tokens: 1 << 16,
+            stop: Stop::Requests(20_000),
+        });
+        let mut cfg = config(1, Dynamics::default());
+        cfg.warmup_fraction = 0.1;
+        let r = simulate(&Linear, &cfg, &t).unwrap();
+        conserved(&r);
+        assert_eq!(r.arrivals, 20_000);
+        assert_eq!(r.in_flight, 0);
+        let response_s = r.e2e_ms.mean / 1e3;
+        let little = f64::from(users) / (response_s + think_s);
+        let x = r.throughput_requests_per_s;
+        assert!(
+            (x / little - 1.0).abs() < 0.03,
+            "{users} users, think {think_s}: X {x:.3} vs N/(R+Z) {little:.3}"
+        );
     }
 }

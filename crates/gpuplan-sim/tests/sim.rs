@@ -55,6 +55,7 @@ fn traffic(
     Traffic::Synthetic(SyntheticTraffic {
         requests_per_s,
         rate_curve: None,
+        clients: None,
         arrival,
         input_tokens: input,
         output_tokens: output,
@@ -263,6 +264,7 @@ fn overload_stops_at_the_drain_limit_with_requests_in_flight() {
     let t = Traffic::Synthetic(SyntheticTraffic {
         requests_per_s: 50.0,
         rate_curve: None,
+        clients: None,
         arrival: ArrivalProcess::Poisson,
         input_tokens: TokenLengths::Fixed(100),
         output_tokens: TokenLengths::Fixed(100),
@@ -349,10 +351,16 @@ fn routers_spread_the_load() {
     let least = simulate(&cost, &cfg, &t).unwrap();
     cfg.router = Router::RoundRobin;
     let round = simulate(&cost, &cfg, &t).unwrap();
-    conserved(&least);
-    conserved(&round);
-    assert_eq!(least.requests_completed, round.requests_completed);
+    cfg.router = Router::LeastKv;
+    let kv = simulate(&cost, &cfg, &t).unwrap();
+    for r in [&least, &round, &kv] {
+        conserved(r);
+        assert_eq!(r.requests_completed, 5_000);
+    }
     assert!(least.e2e_ms.p99 <= round.e2e_ms.p99 * 1.05);
+    // Balancing on KV use balances the load as well as round robin does.
+    assert!(kv.e2e_ms.p99 <= round.e2e_ms.p99 * 1.05);
+    assert_ne!(kv, least, "a different router routes differently");
 }
 
 #[test]

@@ -449,6 +449,9 @@ pub struct PlanCmd {
     /// simulated p99s miss the SLO below those that meet it; 0 skips the check.
     #[arg(long, value_name = "K", default_value_t = DEFAULT_VERIFY_PLANS, value_parser = whole::<usize>(VERIFY_PLANS))]
     pub verify: usize,
+    /// Skip the simulation check (the same as --verify 0): analytical p99s only.
+    #[arg(long, conflicts_with = "verify")]
+    pub no_verify: bool,
     /// Requests per verification simulation.
     #[arg(long, value_name = "N", default_value_t = DEFAULT_VERIFY_REQUESTS, value_parser = whole::<u64>(VERIFY_REQUESTS))]
     pub verify_requests: u64,
@@ -476,6 +479,8 @@ pub enum RouterArg {
     LeastOutstanding,
     /// To each replica in turn.
     RoundRobin,
+    /// To the replica with the smallest share of its KV cache in use.
+    LeastKv,
 }
 
 #[derive(Debug, Args)]
@@ -508,6 +513,14 @@ pub struct SimulateCmd {
     /// CSV of `time_s,requests_per_s` rows (each rate holds until the next row).
     #[arg(long, value_name = "diurnal|FILE.csv", conflicts_with = "trace")]
     pub rate_curve: Option<String>,
+    /// Closed-loop clients instead of open arrivals: this many users, each sending a request,
+    /// waiting for the answer and thinking --think-time before the next (a fixed-concurrency
+    /// benchmark when --think-time is 0).
+    #[arg(long, value_name = "N", conflicts_with_all = ["trace", "rate_curve"], allow_negative_numbers = true, value_parser = whole::<u32>(SIM_USERS))]
+    pub users: Option<u32>,
+    /// Mean think time of a closed-loop user (exponential), s.
+    #[arg(long, value_name = "S", requires = "users", default_value_t = 0.0, allow_negative_numbers = true, value_parser = number(SIM_DELAY_S))]
+    pub think_time: f64,
     /// Scale replicas with the load: target tracking on requests outstanding per replica (as a
     /// Kubernetes HPA on vLLM's running + waiting requests), from --min-replicas to --max-replicas.
     #[arg(long)]
@@ -554,6 +567,8 @@ pub struct SimulateCmd {
     pub json: bool,
 }
 
+/// `simulate --users`.
+const SIM_USERS: Count = Count::new(1, 10_000_000);
 /// `simulate --min/--max-replicas`.
 const SIM_REPLICAS: Count = Count::new(1, 100_000);
 /// `simulate --target-outstanding`.

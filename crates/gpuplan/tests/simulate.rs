@@ -153,6 +153,8 @@ fn bad_input_exits_2_naming_what_is_wrong() {
             vec!["curve.csv", "line 3", "time_s", "later than"],
         ),
         (vec!["--min-replicas", "2"], vec!["--autoscale"]),
+        (vec!["--think-time", "1"], vec!["--users"]),
+        (vec!["--users", "0"], vec!["--users", "1 to 10000000"]),
         (
             vec!["--failures-per-hour", "-1"],
             vec!["--failures-per-hour"],

@@ -63,7 +63,7 @@ pub fn run(catalog: &Catalog, cmd: PlanCmd) -> CliResult {
         return Err(CliError::bad("--top 0: expected a whole number >= 1"));
     }
     let verify = VerifyOptions {
-        top: cmd.verify,
+        top: if cmd.no_verify { 0 } else { cmd.verify },
         requests: cmd.verify_requests,
         seed: 1,
     };

@@ -8,10 +8,10 @@ use crate::load;
 use gpuplan_catalog::Catalog;
 use gpuplan_core::{plan_replica, InferenceWorkload, Plan, PlanReport, Slo};
 use gpuplan_sim::{
-    scale_up_delay_s, simulate_with_progress, ArrivalProcess, Autoscale, DeploymentCost, Dynamics,
-    EngineConfig, Failures, Histograms, Percentiles, Progress, RateCurve, Router, SimConfig,
-    SimResult, Stop, SyntheticTraffic, TimePoint, Trace, Traffic, VerifyOptions, DAY_S,
-    HPA_SCALE_DOWN_STABILIZATION_S, HPA_SYNC_PERIOD_S, VLLM_BLOCK_TOKENS,
+    scale_up_delay_s, simulate_with_progress, ArrivalProcess, Autoscale, ClosedLoop,
+    DeploymentCost, Dynamics, EngineConfig, Failures, Histograms, Percentiles, Progress, RateCurve,
+    Router, SimConfig, SimResult, Stop, SyntheticTraffic, TimePoint, Trace, Traffic, VerifyOptions,
+    DAY_S, HPA_SCALE_DOWN_STABILIZATION_S, HPA_SYNC_PERIOD_S, VLLM_BLOCK_TOKENS,
 };
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
@@ -101,6 +101,10 @@ fn build_traffic(
     let mut synthetic =
         SyntheticTraffic::from_workload(w, histograms.input, histograms.output, stop)?;
     synthetic.rate_curve = rate_curve;
+    synthetic.clients = cmd.users.map(|users| ClosedLoop {
+        users,
+        think_time_s: cmd.think_time,
+    });
     Ok(Traffic::Synthetic(synthetic))
 }
 
@@ -158,6 +162,7 @@ fn build_config(
         router: match cmd.router {
             RouterArg::LeastOutstanding => Router::LeastOutstanding,
             RouterArg::RoundRobin => Router::RoundRobin,
+            RouterArg::LeastKv => Router::LeastKv,
         },
         warmup_fraction: cmd.warmup,
         slo: w.slo,
@@ -235,9 +240,23 @@ fn describe_traffic(w: &InferenceWorkload, traffic: &Traffic) -> String {
                 ArrivalProcess::Poisson => "Poisson".to_string(),
                 ArrivalProcess::Gamma { cv } => format!("Gamma cv {cv}"),
             };
+            if let Some(c) = s.clients {
+                return format!(
+                    "{amount} from {} closed-loop users thinking {} s on average, input {:.0}/{:.0} and output {:.0}/{:.0} tokens (mean/p99)",
+                    c.users,
+                    c.think_time_s,
+                    w.input_tokens.mean,
+                    w.input_tokens.p99,
+                    w.output_tokens.mean,
+                    w.output_tokens.p99
+                );
+            }
+            let rate = match &s.rate_curve {
+                Some(c) => format!("a rate curve peaking at {:.2} req/s", c.peak()),
+                None => format!("the peak {} req/s", w.peak_requests_per_s),
+            };
             format!(
-                "{amount} at the peak {} req/s, {arrival} arrivals, input {:.0}/{:.0} and output {:.0}/{:.0} tokens (mean/p99)",
-                w.peak_requests_per_s,
+                "{amount} at {rate}, {arrival} arrivals, input {:.0}/{:.0} and output {:.0}/{:.0} tokens (mean/p99)",
                 w.input_tokens.mean,
                 w.input_tokens.p99,
                 w.output_tokens.mean,
@@ -308,6 +327,7 @@ fn print_human(
         match config.router {
             Router::LeastOutstanding => "least-outstanding",
             Router::RoundRobin => "round-robin",
+            Router::LeastKv => "least-kv",
         }
     );
     println!();
