@@ -60,7 +60,7 @@ pub use memory::{
 pub use perf::{roofline, Bound, Deployment, IterationCost, IterationWork};
 pub use plan::{
     plan, Derivation, Plan, PlanOptions, PlanReport, PriceFlag, RejectReason, Rejection,
-    SimulatedTails, BATCH_CAPS, MAX_REPLICAS,
+    SimulatedTails, Verification, BATCH_CAPS, MAX_REPLICAS,
 };
 pub use queueing::{erlang_c, mean_wait_s, wait_probability, wait_quantile_s};
 pub use replay::{plan_replica, PlanReplica};

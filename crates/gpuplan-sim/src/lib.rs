@@ -84,4 +84,6 @@ pub use stats::Percentiles;
 pub use traffic::{
     ArrivalProcess, ClosedLoop, Stop, SyntheticTraffic, TokenLengths, Trace, TraceRow, Traffic,
 };
-pub use verify::{simulate_plan, simulated_tails, verify_plans, Histograms, VerifyOptions};
+pub use verify::{
+    simulate_plan, simulated_tails, verify_plans, Histograms, VerifyOptions, VERIFY_SEARCH_FACTOR,
+};

@@ -105,10 +105,15 @@ pub fn simulated_tails(
     }
 }
 
-/// Simulates the top `options.top` plans (in parallel) and re-ranks: verified
-/// plans that meet every SLO first, in their order, then those that miss
-/// (their `simulated.meets_slo` says so), then the unverified rest. Ranks
-/// are renumbered 1..n. Returns how many verified plans missed.
+/// Plans simulated at most, as a multiple of the plans wanted verified.
+pub const VERIFY_SEARCH_FACTOR: usize = 4;
+
+/// Simulates plans from the top (in parallel, `options.top` at a time)
+/// until `options.top` of them meet every SLO in simulation or
+/// `VERIFY_SEARCH_FACTOR × options.top` have been tried, then re-ranks:
+/// plans that met the SLO first, in their order, then those that missed
+/// (their `simulated.meets_slo` says so), then the unsimulated rest. Ranks
+/// are renumbered 1..n. Returns how many simulated plans missed.
 pub fn verify_plans(
     catalog: &Catalog,
     w: &InferenceWorkload,
@@ -117,24 +122,29 @@ pub fn verify_plans(
     plans: &mut [Plan],
     options: VerifyOptions,
 ) -> Result<usize, SimError> {
-    let k = options.top.min(plans.len());
-    let results: Vec<Result<SimulatedTails, SimError>> = plans[..k]
-        .par_iter()
-        .map(|p| {
-            let stop = Stop::Requests(options.requests);
-            let r = simulate_plan(catalog, w, cal, p, histograms, stop, options.seed)?;
-            Ok(simulated_tails(w, &r, options.requests, options.seed))
-        })
-        .collect();
-    for (p, r) in plans.iter_mut().zip(results) {
-        p.simulated = Some(r?);
+    let limit = (options.top * VERIFY_SEARCH_FACTOR).min(plans.len());
+    let mut simulated = 0;
+    let mut passed = 0;
+    while simulated < limit && passed < options.top {
+        let batch = (simulated + options.top).min(limit);
+        let results: Vec<Result<SimulatedTails, SimError>> = plans[simulated..batch]
+            .par_iter()
+            .map(|p| {
+                let stop = Stop::Requests(options.requests);
+                let r = simulate_plan(catalog, w, cal, p, histograms, stop, options.seed)?;
+                Ok(simulated_tails(w, &r, options.requests, options.seed))
+            })
+            .collect();
+        for (p, r) in plans[simulated..batch].iter_mut().zip(results) {
+            let tails = r?;
+            passed += usize::from(tails.meets_slo);
+            p.simulated = Some(tails);
+        }
+        simulated = batch;
     }
-    let missed = plans[..k]
-        .iter()
-        .filter(|p| p.simulated.as_ref().is_some_and(|s| !s.meets_slo))
-        .count();
+    let missed = simulated - passed;
     // Stable: meeting plans keep their cost order ahead of missing ones.
-    plans[..k].sort_by_key(|p| p.simulated.as_ref().is_some_and(|s| !s.meets_slo));
+    plans[..simulated].sort_by_key(|p| p.simulated.as_ref().is_some_and(|s| !s.meets_slo));
     for (i, p) in plans.iter_mut().enumerate() {
         p.rank = i + 1;
     }

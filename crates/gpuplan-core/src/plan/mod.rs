@@ -24,7 +24,9 @@ pub(crate) use capacity::replica_spec;
 pub use capacity::BATCH_CAPS;
 pub use cost::MAX_REPLICAS;
 pub use rejections::{RejectReason, Rejection};
-pub use report::{Derivation, Plan, PlanOptions, PlanReport, PriceFlag, SimulatedTails};
+pub use report::{
+    Derivation, Plan, PlanOptions, PlanReport, PriceFlag, SimulatedTails, Verification,
+};
 
 use crate::calibration::Calibration;
 use crate::check::check_replica;
@@ -70,6 +72,7 @@ pub fn plan(
         feasible,
         candidates_evaluated,
         hint,
+        verification: None,
     }
 }
 

@@ -206,6 +206,20 @@ pub struct PlanReport {
     pub candidates_evaluated: usize,
     /// What to relax when nothing is feasible.
     pub hint: Option<String>,
+    /// How the plans were checked in simulation (`plan --verify`), when they were.
+    pub verification: Option<Verification>,
+}
+
+/// What `plan --verify` did: plans simulated from the top until enough met
+/// every SLO.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Verification {
+    /// Plans simulated.
+    pub simulated: usize,
+    /// Of those, plans whose simulated p99s missed an SLO (moved below those that met them).
+    pub missed: usize,
+    /// Requests per simulation.
+    pub requests: u64,
 }
 
 /// Search options.

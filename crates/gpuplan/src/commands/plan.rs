@@ -5,8 +5,10 @@ use crate::cli::PlanCmd;
 use crate::error::{CliError, CliResult};
 use crate::load;
 use gpuplan_catalog::Catalog;
-use gpuplan_core::{plan, Calibration, InferenceWorkload, Plan, PlanOptions, PlanReport};
-use gpuplan_sim::{verify_plans, Histograms, VerifyOptions};
+use gpuplan_core::{
+    plan, Calibration, InferenceWorkload, Plan, PlanOptions, PlanReport, Verification,
+};
+use gpuplan_sim::{verify_plans, Histograms, VerifyOptions, VERIFY_SEARCH_FACTOR};
 use std::path::Path;
 use std::time::Instant;
 
@@ -26,7 +28,7 @@ pub(crate) fn verified_plan(
         &w,
         cal,
         PlanOptions {
-            top: top.max(verify.top),
+            top: top.max(verify.top * VERIFY_SEARCH_FACTOR),
         },
     );
     if verify.top > 0 && !report.plans.is_empty() {
@@ -34,7 +36,17 @@ pub(crate) fn verified_plan(
             input: raw.traffic.input_tokens.histogram.as_deref(),
             output: raw.traffic.output_tokens.histogram.as_deref(),
         };
-        verify_plans(catalog, &w, cal, histograms, &mut report.plans, verify)?;
+        let missed = verify_plans(catalog, &w, cal, histograms, &mut report.plans, verify)?;
+        let simulated = report
+            .plans
+            .iter()
+            .filter(|p| p.simulated.is_some())
+            .count();
+        report.verification = Some(Verification {
+            simulated,
+            missed,
+            requests: verify.requests,
+        });
         sync_frontier_ranks(&mut report);
     }
     report.plans.truncate(top);
@@ -288,18 +300,12 @@ fn price_flag_footnote(plans: &[Plan]) {
 }
 
 /// The footnotes that explain the compact table's markers and units.
-fn compact_footnotes(plans: &[Plan]) {
+fn compact_footnotes(plans: &[Plan], verification: Option<&Verification>) {
     println!("TTFT/TPOT are p99 at peak load; n/inst = replicas / instances billed.");
-    let simulated: Vec<&Plan> = plans.iter().filter(|p| p.simulated.is_some()).collect();
-    if let Some(first) = simulated.first().and_then(|p| p.simulated.as_ref()) {
-        let missed = simulated
-            .iter()
-            .filter(|p| p.simulated.as_ref().is_some_and(|s| !s.meets_slo))
-            .count();
+    if let Some(v) = verification.filter(|v| v.simulated > 0) {
         println!(
-            "sim: top {} plans simulated at peak ({} requests each): ✓ meets every SLO, ✗ misses one ({missed}, moved down).",
-            simulated.len(),
-            first.requests
+            "sim: top {} plans simulated at peak ({} requests each): ✓ meets every SLO, ✗ misses one ({}, moved down).",
+            v.simulated, v.requests, v.missed
         );
     }
     if plans.iter().any(|p| p.idle_gpus > 0) {
@@ -336,7 +342,7 @@ fn print_report(w: &InferenceWorkload, r: &PlanReport, seconds: f64, wide: bool)
         if wide {
             println!("$/1M out tok is at peak load.");
         } else {
-            compact_footnotes(&r.plans);
+            compact_footnotes(&r.plans, r.verification.as_ref());
         }
         price_flag_footnote(&r.plans);
         println!("`--explain N` shows the derivation and the vLLM command of plan N.");
