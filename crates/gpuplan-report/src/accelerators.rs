@@ -183,13 +183,14 @@ mod tests {
             assert_eq!(spec.name, row.gpu, "{} is an alias, not the name", row.gpu);
         }
         for (_, gpu, _) in SKYPILOT_CLOUD_NAMES {
-            assert!(catalog.gpu(gpu).is_some(), "{gpu}");
+            assert!(catalog.gpu(gpu).is_ok(), "{gpu}");
         }
     }
 
     /// The bundled offerings of SkyPilot clouds carry the accelerator name as
     /// their source (mostly SkyPilot's own catalog) writes it: the table
-    /// must give that name for every GPU it lists.
+    /// must give that name for every GPU it lists, except spellings of one
+    /// instance family, which the export takes from the offering row itself.
     #[test]
     fn skypilot_names_match_the_offerings() {
         let catalog = Catalog::embedded().unwrap();
@@ -198,6 +199,12 @@ mod tests {
             let (Some(gpu), Some(cloud)) = (&o.gpu, skypilot_cloud(&o.provider)) else {
                 continue;
             };
+            // AWS g5g (Graviton) instances carry a `T4g`; vast's workstation
+            // RTX PRO 6000 cards are `RTXPRO6000WS`.
+            let instance_family = [("aws", "T4g"), ("vast", "RTXPRO6000WS")];
+            if instance_family.contains(&(cloud, o.accelerator.as_str())) {
+                continue;
+            }
             if let Some(name) = skypilot_accelerator(cloud, gpu) {
                 if name != o.accelerator {
                     wrong.push(format!("{cloud} {gpu}: {name} vs {}", o.accelerator));

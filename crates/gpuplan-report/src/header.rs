@@ -51,7 +51,7 @@ pub(crate) fn header(ctx: &ExportContext, plan: &Plan, extra: &[String]) -> Stri
 /// `10 replicas × 1 GH200-96GB (TP1 × PP1, fp8 weights, fp8 KV cache) on 10 × lambda gpu_1x_gh200 in asia-northeast-1, on demand.`
 fn deployment_line(plan: &Plan) -> String {
     format!(
-        "Deployment: {} replicas × {} {} (TP{} × PP{}, {} weights, {} KV cache) on {} × {} {} in {}, {}.",
+        "Deployment: {} replicas of {} × {} (TP{} × PP{}, {} weights, {} KV cache) on {} × {} {} in {}, {}.",
         plan.replicas,
         plan.gpus_per_replica,
         plan.gpu,

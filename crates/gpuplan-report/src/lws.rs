@@ -38,8 +38,9 @@ pub struct LeaderWorkerSet {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct LeaderWorkerSetSpec {
-    /// Groups (model replicas).
-    pub replicas: i32,
+    /// Groups (model replicas); the CRD defaults it to 1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replicas: Option<i32>,
     /// `LeaderCreated` (default) or `LeaderReady`: when workers are created.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub startup_policy: Option<String>,
@@ -51,13 +52,15 @@ pub struct LeaderWorkerSetSpec {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct LeaderWorkerTemplate {
-    /// Pods per group, the leader included.
-    pub size: i32,
+    /// Pods per group, the leader included; the CRD defaults it to 1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size: Option<i32>,
     /// `RecreateGroupOnPodRestart` (default) or `None`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub restart_policy: Option<String>,
-    /// The leader pod (worker index 0).
-    pub leader_template: PodTemplateSpec,
+    /// The leader pod (worker index 0); the worker template when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub leader_template: Option<PodTemplateSpec>,
     /// The worker pods.
     pub worker_template: PodTemplateSpec,
 }
@@ -84,12 +87,12 @@ pub(crate) fn leader_worker_set(p: &PodParams) -> LeaderWorkerSet {
         kind: KIND.into(),
         metadata: metadata(&p.name),
         spec: LeaderWorkerSetSpec {
-            replicas: count(p.plan.replicas),
+            replicas: Some(count(p.plan.replicas)),
             startup_policy: Some("LeaderCreated".into()),
             leader_worker_template: LeaderWorkerTemplate {
-                size: count(nodes(p)),
+                size: Some(count(nodes(p))),
                 restart_policy: Some("RecreateGroupOnPodRestart".into()),
-                leader_template: pod_template(p, leader),
+                leader_template: Some(pod_template(p, leader)),
                 worker_template: pod_template(p, worker),
             },
         },

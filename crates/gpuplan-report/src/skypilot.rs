@@ -105,7 +105,7 @@ pub(crate) fn export(ctx: &ExportContext, plan: &Plan) -> Result<ExportFile, Exp
         provider: plan.provider.clone(),
         supported: skypilot_providers().join(", "),
     })?;
-    let first = candidate(cloud, plan).ok_or_else(|| ExportError::UnsupportedAccelerator {
+    let first = candidate(ctx.catalog, cloud, plan).ok_or_else(|| ExportError::UnsupportedAccelerator {
         target: "skypilot",
         gpu: plan.gpu.clone(),
         what: "SkyPilot accelerator name",
@@ -150,9 +150,18 @@ fn launchable(catalog: &Catalog, plan: &Plan) -> bool {
         })
 }
 
-/// The plan's cloud, region and accelerators as a SkyPilot candidate.
-fn candidate(cloud: &str, plan: &Plan) -> Option<Resources> {
-    let name = skypilot_accelerator(cloud, &plan.gpu)?;
+/// The plan's cloud, region and accelerators as a SkyPilot candidate. The
+/// accelerator is named as the plan's offering row names it (the bundled rows
+/// use SkyPilot's names, including instance-specific ones such as AWS `T4g`),
+/// else by the table in `accelerators.rs`.
+fn candidate(catalog: &Catalog, cloud: &str, plan: &Plan) -> Option<Resources> {
+    let offering = catalog.offerings().iter().find(|o| {
+        o.provider == plan.provider && o.instance_type == plan.instance_type && o.region == plan.region
+    });
+    let name = match offering {
+        Some(o) if !o.accelerator.is_empty() && !o.accelerator.contains(' ') => o.accelerator.clone(),
+        _ => skypilot_accelerator(cloud, &plan.gpu)?.to_string(),
+    };
     let per_node = plan.gpus_per_replica.min(plan.gpus_per_instance);
     Some(Resources {
         cloud: Some(cloud.into()),
@@ -183,7 +192,7 @@ fn alternatives(catalog: &Catalog, plans: &[Plan], chosen: &Plan) -> Vec<(Resour
         if !same_replica || seen.contains(&p.provider.as_str()) {
             continue;
         }
-        let Some(c) = skypilot_cloud(&p.provider).and_then(|cloud| candidate(cloud, p)) else {
+        let Some(c) = skypilot_cloud(&p.provider).and_then(|cloud| candidate(catalog, cloud, p)) else {
             continue;
         };
         seen.push(p.provider.as_str());
