@@ -199,7 +199,10 @@ mod tests {
 
     #[test]
     fn shell_words_quote_what_sh_would_split() {
-        assert_eq!(shell_word("meta-llama/Llama-3.1-8B"), "meta-llama/Llama-3.1-8B");
+        assert_eq!(
+            shell_word("meta-llama/Llama-3.1-8B"),
+            "meta-llama/Llama-3.1-8B"
+        );
         assert_eq!(shell_word("0.90"), "0.90");
         assert_eq!(shell_word("a b"), "'a b'");
         assert_eq!(shell_word("it's"), r"'it'\''s'");

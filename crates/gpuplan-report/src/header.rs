@@ -88,7 +88,11 @@ fn cost_line(plan: &Plan) -> String {
         .price_date
         .as_deref()
         .map_or("undated prices".to_string(), |d| format!("prices read {d}"));
-    let flags: Vec<String> = plan.price_flags.iter().map(|f| f.kind.to_string()).collect();
+    let flags: Vec<String> = plan
+        .price_flags
+        .iter()
+        .map(|f| f.kind.to_string())
+        .collect();
     let flags = if flags.is_empty() {
         String::new()
     } else {

@@ -58,13 +58,13 @@ pub fn hpa_target_running_requests(plan: &Plan) -> f64 {
 /// `--export k8s`: `k8s.yaml`.
 pub(crate) fn export(ctx: &ExportContext, plan: &Plan) -> Result<ExportFile, ExportError> {
     let spec = ctx.catalog.gpu(&plan.gpu).ok();
-    let resource = spec
-        .and_then(device_resource)
-        .ok_or_else(|| ExportError::UnsupportedAccelerator {
-            target: "k8s",
-            gpu: plan.gpu.clone(),
-            what: "Kubernetes device-plugin resource",
-        })?;
+    let resource =
+        spec.and_then(device_resource)
+            .ok_or_else(|| ExportError::UnsupportedAccelerator {
+                target: "k8s",
+                gpu: plan.gpu.clone(),
+                what: "Kubernetes device-plugin resource",
+            })?;
     let version = vllm_version(plan);
     let pods = PodParams {
         name: object_name(&ctx.workload.name),
@@ -184,9 +184,9 @@ pub(crate) fn pod_template(p: &PodParams, container: Container) -> PodTemplateSp
     let meta = ObjectMeta {
         labels: Some(labels(&p.name)),
         annotations: Some(BTreeMap::from([
-        ("prometheus.io/scrape".to_string(), "true".to_string()),
-        ("prometheus.io/port".into(), HTTP_PORT.to_string()),
-        ("prometheus.io/path".into(), "/metrics".into()),
+            ("prometheus.io/scrape".to_string(), "true".to_string()),
+            ("prometheus.io/port".into(), HTTP_PORT.to_string()),
+            ("prometheus.io/path".into(), "/metrics".into()),
         ])),
         ..ObjectMeta::default()
     };
@@ -341,7 +341,9 @@ fn autoscaler(
                 kind: kind.into(),
                 name: name.into(),
             },
-            min_replicas: Some(count(ctx.workload.constraints.min_replicas.min(plan.replicas))),
+            min_replicas: Some(count(
+                ctx.workload.constraints.min_replicas.min(plan.replicas),
+            )),
             max_replicas: count(plan.replicas),
             metrics: Some(vec![MetricSpec {
                 type_: "Pods".into(),

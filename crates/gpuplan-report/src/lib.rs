@@ -56,7 +56,8 @@ pub use k8s::{
 };
 pub use lws::{LeaderWorkerSet, LeaderWorkerSetSpec, LeaderWorkerTemplate};
 pub use skypilot::{
-    disk_size_gb, ReadinessProbe, ReplicaPolicy, Resources, SkyPilotTask, SkyService, MAX_ALTERNATIVES,
+    disk_size_gb, ReadinessProbe, ReplicaPolicy, Resources, SkyPilotTask, SkyService,
+    MAX_ALTERNATIVES,
 };
 
 use gpuplan_catalog::Catalog;

@@ -105,11 +105,12 @@ pub(crate) fn export(ctx: &ExportContext, plan: &Plan) -> Result<ExportFile, Exp
         provider: plan.provider.clone(),
         supported: skypilot_providers().join(", "),
     })?;
-    let first = candidate(ctx.catalog, cloud, plan).ok_or_else(|| ExportError::UnsupportedAccelerator {
-        target: "skypilot",
-        gpu: plan.gpu.clone(),
-        what: "SkyPilot accelerator name",
-    })?;
+    let first =
+        candidate(ctx.catalog, cloud, plan).ok_or_else(|| ExportError::UnsupportedAccelerator {
+            target: "skypilot",
+            gpu: plan.gpu.clone(),
+            what: "SkyPilot accelerator name",
+        })?;
     let alternatives = alternatives(ctx.catalog, ctx.plans, plan);
     let task = task(ctx, plan, first, &alternatives)?;
     let body = serde_norway::to_string(&task).map_err(|source| ExportError::Yaml {
@@ -125,7 +126,9 @@ pub(crate) fn export(ctx: &ExportContext, plan: &Plan) -> Result<ExportFile, Exp
 
 /// Nodes one replica spans.
 fn nodes(plan: &Plan) -> u32 {
-    plan.gpus_per_replica.div_ceil(plan.gpus_per_instance).max(1)
+    plan.gpus_per_replica
+        .div_ceil(plan.gpus_per_instance)
+        .max(1)
 }
 
 /// Whether SkyPilot can launch the plan's own instance type for a replica:
@@ -156,10 +159,14 @@ fn launchable(catalog: &Catalog, plan: &Plan) -> bool {
 /// else by the table in `accelerators.rs`.
 fn candidate(catalog: &Catalog, cloud: &str, plan: &Plan) -> Option<Resources> {
     let offering = catalog.offerings().iter().find(|o| {
-        o.provider == plan.provider && o.instance_type == plan.instance_type && o.region == plan.region
+        o.provider == plan.provider
+            && o.instance_type == plan.instance_type
+            && o.region == plan.region
     });
     let name = match offering {
-        Some(o) if !o.accelerator.is_empty() && !o.accelerator.contains(' ') => o.accelerator.clone(),
+        Some(o) if !o.accelerator.is_empty() && !o.accelerator.contains(' ') => {
+            o.accelerator.clone()
+        }
         _ => skypilot_accelerator(cloud, &plan.gpu)?.to_string(),
     };
     let per_node = plan.gpus_per_replica.min(plan.gpus_per_instance);
@@ -192,7 +199,8 @@ fn alternatives(catalog: &Catalog, plans: &[Plan], chosen: &Plan) -> Vec<(Resour
         if !same_replica || seen.contains(&p.provider.as_str()) {
             continue;
         }
-        let Some(c) = skypilot_cloud(&p.provider).and_then(|cloud| candidate(catalog, cloud, p)) else {
+        let Some(c) = skypilot_cloud(&p.provider).and_then(|cloud| candidate(catalog, cloud, p))
+        else {
             continue;
         };
         seen.push(p.provider.as_str());
@@ -213,7 +221,11 @@ fn task(
     alternatives: &[(Resources, Plan)],
 ) -> Result<SkyPilotTask, ExportError> {
     let version = vllm_version(plan);
-    let amd = ctx.catalog.gpu(&plan.gpu).ok().filter(|g| g.vendor == "AMD");
+    let amd = ctx
+        .catalog
+        .gpu(&plan.gpu)
+        .ok()
+        .filter(|g| g.vendor == "AMD");
     let common = Resources {
         use_spot: Some(plan.spot),
         disk_size: Some(disk_size_gb(plan)),
@@ -222,18 +234,29 @@ fn task(
         ..Resources::default()
     };
     let resources = if alternatives.is_empty() {
-        Resources { cloud: first.cloud, region: first.region, instance_type: first.instance_type, accelerators: first.accelerators, ..common }
+        Resources {
+            cloud: first.cloud,
+            region: first.region,
+            instance_type: first.instance_type,
+            accelerators: first.accelerators,
+            ..common
+        }
     } else {
         let mut any_of = vec![first];
         any_of.extend(alternatives.iter().map(|(r, _)| r.clone()));
-        Resources { any_of: Some(any_of), ..common }
+        Resources {
+            any_of: Some(any_of),
+            ..common
+        }
     };
     let capacity = plan.derivation.capacity_requests_per_s_per_replica;
     Ok(SkyPilotTask {
         name: object_name(&ctx.workload.name),
         resources,
         num_nodes: (nodes(plan) > 1).then(|| nodes(plan)),
-        setup: amd.is_none().then(|| format!("pip install \"vllm=={version}\"\n")),
+        setup: amd
+            .is_none()
+            .then(|| format!("pip install \"vllm=={version}\"\n")),
         run: run_script(plan)?,
         service: SkyService {
             readiness_probe: ReadinessProbe {
@@ -253,7 +276,8 @@ fn task(
 /// (the Hugging Face download and its cache) plus 64 GB for the OS, Python
 /// environment and logs; at least SkyPilot's default 256 GB.
 pub fn disk_size_gb(plan: &Plan) -> u32 {
-    let weights_gb = plan.derivation.memory.weights_gib * f64::from(plan.gpus_per_replica) * 1.073_741_824;
+    let weights_gb =
+        plan.derivation.memory.weights_gib * f64::from(plan.gpus_per_replica) * 1.073_741_824;
     let need = 2.0 * weights_gb + 64.0;
     let rounded = (need / 32.0).ceil() * 32.0;
     (rounded as u32).max(256)

@@ -15,8 +15,8 @@ use k8s_openapi::api::core::v1::{Container, PodTemplateSpec, Service};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use serde::Deserialize;
-use std::path::Path;
 use std::collections::HashMap;
+use std::path::Path;
 use std::sync::{Mutex, OnceLock};
 
 const EXAMPLES: [&str; 3] = ["chat-70b", "code-completion", "rag-long-context"];
@@ -36,7 +36,10 @@ fn planned(example: &str) -> (InferenceWorkload, Vec<Plan>) {
         return hit.clone();
     }
     let searched = search(example);
-    cache.lock().unwrap().insert(example.to_string(), searched.clone());
+    cache
+        .lock()
+        .unwrap()
+        .insert(example.to_string(), searched.clone());
     searched
 }
 
@@ -44,12 +47,22 @@ fn search(example: &str) -> (InferenceWorkload, Vec<Plan>) {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../../examples/{example}.toml"));
     let raw: RawWorkload = toml::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
     let w = raw.validate(catalog(), None).unwrap();
-    let report = plan(catalog(), &w, &Calibration::bundled(), PlanOptions { top: 50 });
+    let report = plan(
+        catalog(),
+        &w,
+        &Calibration::bundled(),
+        PlanOptions { top: 50 },
+    );
     assert!(!report.plans.is_empty(), "{example}: no plan");
     (w, report.plans)
 }
 
-fn export_plan(w: &InferenceWorkload, plans: &[Plan], rank: usize, kind: ExportKind) -> Vec<ExportFile> {
+fn export_plan(
+    w: &InferenceWorkload,
+    plans: &[Plan],
+    rank: usize,
+    kind: ExportKind,
+) -> Vec<ExportFile> {
     let ctx = ExportContext {
         catalog: catalog(),
         workload: w,
@@ -78,7 +91,10 @@ fn documents(text: &str) -> Vec<(String, serde_norway::Value)> {
 }
 
 fn typed<T: serde::de::DeserializeOwned>(docs: &[(String, serde_norway::Value)], kind: &str) -> T {
-    let (_, value) = docs.iter().find(|(k, _)| k == kind).unwrap_or_else(|| panic!("no {kind}"));
+    let (_, value) = docs
+        .iter()
+        .find(|(k, _)| k == kind)
+        .unwrap_or_else(|| panic!("no {kind}"));
     serde_norway::from_value(value.clone()).unwrap()
 }
 
@@ -97,15 +113,27 @@ fn pod(template: &PodTemplateSpec) -> &k8s_openapi::api::core::v1::PodSpec {
 fn check_pod_placement(p: &Plan, template: &PodTemplateSpec) {
     let spec = pod(template);
     let selector = spec.node_selector.as_ref().unwrap();
-    assert_eq!(selector["node.kubernetes.io/instance-type"], p.instance_type);
+    assert_eq!(
+        selector["node.kubernetes.io/instance-type"],
+        p.instance_type
+    );
     let tolerations = spec.tolerations.as_ref().unwrap();
     assert!(tolerations[0].key.as_deref().unwrap().ends_with("/gpu"));
-    let shm = spec.volumes.iter().flatten().any(|v| v.empty_dir.as_ref().is_some_and(|e| e.medium.as_deref() == Some("Memory")));
+    let shm = spec.volumes.iter().flatten().any(|v| {
+        v.empty_dir
+            .as_ref()
+            .is_some_and(|e| e.medium.as_deref() == Some("Memory"))
+    });
     assert_eq!(shm, p.tp > 1, "shared memory volume iff TP > 1");
 }
 
 /// Service, PodDisruptionBudget and HPA against the workload and plan.
-fn check_service_budget_autoscaler(w: &InferenceWorkload, p: &Plan, docs: &[(String, serde_norway::Value)], target_kind: &str) {
+fn check_service_budget_autoscaler(
+    w: &InferenceWorkload,
+    p: &Plan,
+    docs: &[(String, serde_norway::Value)],
+    target_kind: &str,
+) {
     let service: Service = typed(docs, "Service");
     let port = &service.spec.as_ref().unwrap().ports.as_ref().unwrap()[0];
     assert_eq!(port.port, HTTP_PORT);
@@ -122,9 +150,15 @@ fn check_service_budget_autoscaler(w: &InferenceWorkload, p: &Plan, docs: &[(Str
     // Little's law by hand: capacity × slot time, floored to 0.1.
     let d = &p.derivation;
     let expected = (d.capacity_requests_per_s_per_replica * d.service_s * 10.0).floor() / 10.0;
-    assert!((target - expected.max(0.1)).abs() < 1e-9, "{target} vs {expected}");
+    assert!(
+        (target - expected.max(0.1)).abs() < 1e-9,
+        "{target} vs {expected}"
+    );
     assert_eq!(target, hpa_target_running_requests(p));
-    assert!(target <= p.max_num_seqs as f64, "never more running than the batch cap");
+    assert!(
+        target <= p.max_num_seqs as f64,
+        "never more running than the batch cap"
+    );
 }
 
 #[test]
@@ -135,20 +169,48 @@ fn kubernetes_objects_parse_back_into_the_plan() {
         let files = export_plan(&w, &plans, 1, ExportKind::K8s);
         let docs = documents(&files[0].contents);
         let kinds: Vec<&str> = docs.iter().map(|(k, _)| k.as_str()).collect();
-        assert_eq!(kinds, ["Deployment", "Service", "PodDisruptionBudget", "HorizontalPodAutoscaler"]);
+        assert_eq!(
+            kinds,
+            [
+                "Deployment",
+                "Service",
+                "PodDisruptionBudget",
+                "HorizontalPodAutoscaler"
+            ]
+        );
         let d: Deployment = typed(&docs, "Deployment");
         let spec = d.spec;
         assert_eq!(spec.replicas, Some(p.replicas as i32), "{example}");
         let c = &pod(&spec.template).containers[0];
-        assert_eq!(c.command.as_deref(), Some(&["vllm".to_string(), "serve".to_string()][..]));
-        assert_eq!(c.args.as_ref().unwrap(), &serve_words(p), "{example}: args are the plan's");
+        assert_eq!(
+            c.command.as_deref(),
+            Some(&["vllm".to_string(), "serve".to_string()][..])
+        );
+        assert_eq!(
+            c.args.as_ref().unwrap(),
+            &serve_words(p),
+            "{example}: args are the plan's"
+        );
         assert_eq!(gpu_limit(c), p.gpus_per_replica);
         assert!(c.image.as_deref().unwrap().starts_with("vllm/vllm-openai"));
-        let probe = c.readiness_probe.as_ref().unwrap().http_get.as_ref().unwrap();
+        let probe = c
+            .readiness_probe
+            .as_ref()
+            .unwrap()
+            .http_get
+            .as_ref()
+            .unwrap();
         assert_eq!(probe.path.as_deref(), Some(HEALTH_PATH));
         assert!(c.liveness_probe.is_some() && c.startup_probe.is_some());
         check_pod_placement(p, &spec.template);
-        let labels = spec.template.metadata.as_ref().unwrap().labels.as_ref().unwrap();
+        let labels = spec
+            .template
+            .metadata
+            .as_ref()
+            .unwrap()
+            .labels
+            .as_ref()
+            .unwrap();
         for (k, v) in spec.selector.match_labels.as_ref().unwrap() {
             assert_eq!(labels.get(k), Some(v), "the selector picks the pods");
         }
@@ -173,7 +235,10 @@ fn a_replica_across_nodes_is_a_leader_worker_set() {
     assert_eq!(t.size, Some(2));
     let leader = &pod(t.leader_template.as_ref().unwrap()).containers[0];
     let script = &leader.args.as_ref().unwrap()[0];
-    let serve = format!("exec vllm serve {} --distributed-executor-backend ray", serve_words(&p).join(" "));
+    let serve = format!(
+        "exec vllm serve {} --distributed-executor-backend ray",
+        serve_words(&p).join(" ")
+    );
     assert!(script.contains(&serve), "{script}");
     assert_eq!(gpu_limit(leader), 1);
     let worker = &pod(&t.worker_template).containers[0];
@@ -197,17 +262,31 @@ fn skypilot_tasks_parse_back_into_the_plan() {
         let first = r.any_of.as_ref().map_or(r, |c| &c[0]);
         assert_eq!(first.cloud.as_deref(), Some(p.provider.as_str()));
         assert_eq!(first.region.as_deref(), Some(p.region.as_str()));
-        let (_, count) = first.accelerators.as_deref().unwrap().split_once(':').unwrap();
-        assert_eq!(count.parse::<u32>().unwrap(), p.gpus_per_replica.min(p.gpus_per_instance));
+        let (_, count) = first
+            .accelerators
+            .as_deref()
+            .unwrap()
+            .split_once(':')
+            .unwrap();
+        assert_eq!(
+            count.parse::<u32>().unwrap(),
+            p.gpus_per_replica.min(p.gpus_per_instance)
+        );
         assert_eq!(r.use_spot, Some(p.spot));
         assert_eq!(r.ports, Some(HTTP_PORT));
         assert!(r.disk_size.unwrap() >= 256);
-        assert_eq!(task.run, format!("exec vllm serve {}\n", serve_words(p).join(" ")));
+        assert_eq!(
+            task.run,
+            format!("exec vllm serve {}\n", serve_words(p).join(" "))
+        );
         let policy = &task.service.replica_policy;
         assert_eq!(policy.min_replicas, w.constraints.min_replicas);
         assert_eq!(policy.max_replicas, p.replicas);
         let capacity = p.derivation.capacity_requests_per_s_per_replica;
-        assert!(policy.target_qps_per_replica <= capacity && policy.target_qps_per_replica > capacity - 0.01);
+        assert!(
+            policy.target_qps_per_replica <= capacity
+                && policy.target_qps_per_replica > capacity - 0.01
+        );
         assert_eq!(task.service.readiness_probe.path, HEALTH_PATH);
     }
 }
@@ -224,7 +303,10 @@ fn skypilot_fails_over_to_the_same_replica_on_other_clouds() {
         };
         found = true;
         assert_eq!(candidates[0].cloud.as_deref(), Some(p.provider.as_str()));
-        let mut clouds: Vec<_> = candidates.iter().map(|c| c.cloud.clone().unwrap()).collect();
+        let mut clouds: Vec<_> = candidates
+            .iter()
+            .map(|c| c.cloud.clone().unwrap())
+            .collect();
         let n = clouds.len();
         clouds.sort();
         clouds.dedup();
@@ -261,7 +343,12 @@ fn engine_files_carry_exactly_the_plan_settings() {
         let words = serve_words(p);
         let flags: Vec<(String, String)> = words[1..]
             .chunks(2)
-            .map(|pair| (pair[0].trim_start_matches("--").to_string(), pair[1].clone()))
+            .map(|pair| {
+                (
+                    pair[0].trim_start_matches("--").to_string(),
+                    pair[1].clone(),
+                )
+            })
             .collect();
         assert_eq!(config.len(), flags.len());
         for (name, value) in flags {
@@ -271,7 +358,10 @@ fn engine_files_carry_exactly_the_plan_settings() {
                 _ => assert_eq!(got.as_str(), Some(value.as_str()), "{name}"),
             }
         }
-        assert!(files[1].contents.contains(&format!("vllm serve {} --config vllm-config.yaml", p.checkpoint)));
+        assert!(files[1].contents.contains(&format!(
+            "vllm serve {} --config vllm-config.yaml",
+            p.checkpoint
+        )));
     }
 }
 
@@ -281,9 +371,16 @@ fn every_file_opens_with_what_the_plan_promised() {
     let p = &plans[0];
     for kind in [ExportKind::K8s, ExportKind::SkyPilot, ExportKind::Engine] {
         for f in export_plan(&w, &plans, 1, kind) {
-            let text = f.contents.strip_prefix("#!/usr/bin/env bash\n").unwrap_or(&f.contents);
+            let text = f
+                .contents
+                .strip_prefix("#!/usr/bin/env bash\n")
+                .unwrap_or(&f.contents);
             assert!(text.starts_with("# Generated by gpuplan "), "{}", f.name);
-            let header: String = text.lines().take_while(|l| l.starts_with('#')).collect::<Vec<_>>().join("\n");
+            let header: String = text
+                .lines()
+                .take_while(|l| l.starts_with('#'))
+                .collect::<Vec<_>>()
+                .join("\n");
             for needle in [
                 "examples/x.toml".to_string(),
                 format!("plan {}", p.rank),
@@ -294,7 +391,11 @@ fn every_file_opens_with_what_the_plan_promised() {
                 format!("${:.2}/h", p.usd_per_hour),
                 p.price_date.clone().unwrap(),
             ] {
-                assert!(header.contains(&needle), "{}: no {needle:?} in\n{header}", f.name);
+                assert!(
+                    header.contains(&needle),
+                    "{}: no {needle:?} in\n{header}",
+                    f.name
+                );
             }
         }
     }
@@ -304,27 +405,56 @@ fn every_file_opens_with_what_the_plan_promised() {
 fn impossible_exports_say_why() {
     let (w, mut plans) = planned("chat-70b");
     let ctx = |plans: &[Plan]| -> Vec<Result<Vec<ExportFile>, String>> {
-        let ctx = ExportContext { catalog: catalog(), workload: &w, workload_file: "w.toml", plans };
+        let ctx = ExportContext {
+            catalog: catalog(),
+            workload: &w,
+            workload_file: "w.toml",
+            plans,
+        };
         [0, 1, plans.len() + 1]
             .into_iter()
             .map(|rank| export(&ctx, rank, ExportKind::K8s).map_err(|e| e.to_string()))
             .collect()
     };
     let results = ctx(&plans);
-    assert_eq!(results[0].as_ref().unwrap_err(), &format!("--plan 0: expected a plan number from 1 to {}", plans.len()));
+    assert_eq!(
+        results[0].as_ref().unwrap_err(),
+        &format!("--plan 0: expected a plan number from 1 to {}", plans.len())
+    );
     assert!(results[1].is_ok());
     assert!(results[2].is_err());
     plans[0].provider = "coreweave".into();
-    let c = ExportContext { catalog: catalog(), workload: &w, workload_file: "w.toml", plans: &plans };
+    let c = ExportContext {
+        catalog: catalog(),
+        workload: &w,
+        workload_file: "w.toml",
+        plans: &plans,
+    };
     let e = export(&c, 1, ExportKind::SkyPilot).unwrap_err();
-    assert!(matches!(e, ExportError::NotASkyPilotCloud { .. }) && !e.is_internal(), "{e}");
+    assert!(
+        matches!(e, ExportError::NotASkyPilotCloud { .. }) && !e.is_internal(),
+        "{e}"
+    );
     assert!(e.to_string().contains("lambda"), "{e}");
     plans[0].gpu = "Qualcomm-AI100-Standard-16GB".into();
-    let c = ExportContext { catalog: catalog(), workload: &w, workload_file: "w.toml", plans: &plans };
+    let c = ExportContext {
+        catalog: catalog(),
+        workload: &w,
+        workload_file: "w.toml",
+        plans: &plans,
+    };
     let e = export(&c, 1, ExportKind::K8s).unwrap_err();
-    assert!(matches!(e, ExportError::UnsupportedAccelerator { .. }), "{e}");
+    assert!(
+        matches!(e, ExportError::UnsupportedAccelerator { .. }),
+        "{e}"
+    );
     plans[0].vllm_command = "python -m vllm".into();
-    let c = ExportContext { catalog: catalog(), workload: &w, workload_file: "w.toml", plans: &plans };
+    let c = ExportContext {
+        catalog: catalog(),
+        workload: &w,
+        workload_file: "w.toml",
+        plans: &plans,
+    };
     let e = export(&c, 1, ExportKind::Engine).unwrap_err();
     assert!(e.is_internal(), "{e}");
 }

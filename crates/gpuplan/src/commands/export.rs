@@ -93,7 +93,13 @@ fn print_files(files: &[ExportFile]) {
 
 /// Writes the files into `dir` (created if missing) and lists them.
 fn write_files(dir: &Path, files: &[ExportFile]) -> CliResult {
-    let fail = |what: &Path, e: std::io::Error| CliError::bad(format!("-o {}: cannot write {}: {e}", dir.display(), what.display()));
+    let fail = |what: &Path, e: std::io::Error| {
+        CliError::bad(format!(
+            "-o {}: cannot write {}: {e}",
+            dir.display(),
+            what.display()
+        ))
+    };
     std::fs::create_dir_all(dir).map_err(|e| fail(dir, e))?;
     for f in files {
         let path = dir.join(&f.name);
