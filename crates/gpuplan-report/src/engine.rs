@@ -132,7 +132,7 @@ fn replica_lines(plan: &Plan, version: &str) -> Vec<String> {
 fn launch_script(ctx: &ExportContext, plan: &Plan, args: &VllmArgs, version: &str) -> String {
     let mut out = String::from("#!/usr/bin/env bash\n");
     out.push_str(&header(ctx, plan, &replica_lines(plan, version)));
-    out.push_str("set -euo pipefail\n\nexec vllm serve");
+    out.push_str("# Arguments to this script go on to `vllm serve` (e.g. --port 8080).\nset -euo pipefail\n\nexec vllm serve");
     out.push_str(&format!(" \\\n  {}", shell_word(&args.model)));
     for (name, value) in args.pairs() {
         match value {

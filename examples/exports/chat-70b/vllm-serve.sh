@@ -8,6 +8,7 @@
 # Note: GH200-96GB is a Grace superchip with an arm64 host: use an arm64 (aarch64) vLLM image or wheel.
 # One replica: 1 × GH200-96GB with vLLM 0.17.1 (`pip install vllm==0.17.1`); run it on each of the 10 replicas behind a load balancer.
 
+# Arguments to this script go on to `vllm serve` (e.g. --port 8080).
 set -euo pipefail
 
 exec vllm serve \

@@ -8,6 +8,7 @@
 # Note: no pre-quantised FP8 checkpoint of qwen2.5-coder-7b (base): vLLM quantises `Qwen/Qwen2.5-Coder-7B` online and first loads it at 16 bits, so each GPU must hold its 16-bit share of the weights (about 15 GB in all); a pre-quantised FP8 checkpoint avoids that.
 # One replica: 1 × MI300X-192GB with vLLM 0.17.1 (`pip install vllm==0.17.1`); run it on each of the 3 replicas behind a load balancer.
 
+# Arguments to this script go on to `vllm serve` (e.g. --port 8080).
 set -euo pipefail
 
 exec vllm serve \

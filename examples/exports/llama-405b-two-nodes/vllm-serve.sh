@@ -8,6 +8,7 @@
 # One replica: 16 × H100-SXM-80GB with vLLM 0.17.1 (`pip install vllm==0.17.1`); run it on each of the 2 replicas behind a load balancer.
 # The replica spans 2 instances: start a Ray cluster over them first and add `--distributed-executor-backend ray` (vLLM multi-node serving).
 
+# Arguments to this script go on to `vllm serve` (e.g. --port 8080).
 set -euo pipefail
 
 exec vllm serve \

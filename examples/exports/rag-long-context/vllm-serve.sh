@@ -8,6 +8,7 @@
 # Note: no pre-quantised FP8 checkpoint of qwen2.5-14b (instruct): vLLM quantises `Qwen/Qwen2.5-14B-Instruct` online and first loads it at 16 bits, so each GPU must hold its 16-bit share of the weights (about 30 GB in all); a pre-quantised FP8 checkpoint avoids that.
 # One replica: 2 × H100-SXM-80GB with vLLM 0.17.1 (`pip install vllm==0.17.1`); run it on each of the 2 replicas behind a load balancer.
 
+# Arguments to this script go on to `vllm serve` (e.g. --port 8080).
 set -euo pipefail
 
 exec vllm serve \
