@@ -152,6 +152,8 @@ pub enum Command {
     ///   gpuplan plan examples/chat-70b.toml
     ///   gpuplan plan examples/eu-residency.toml --top 5 --json
     ///   gpuplan plan examples/chat-70b.toml --explain 1
+    ///   gpuplan plan examples/chat-70b.toml --export k8s
+    ///   gpuplan plan examples/rag-long-context.toml --export skypilot --plan 2
     #[command(verbatim_doc_comment)]
     Plan(PlanCmd),
     /// Replay a plan in the discrete-event simulator: the p99s it promises
@@ -461,6 +463,28 @@ pub struct PlanCmd {
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
+    /// Write plan N (`--plan`) as the files a deployment tool takes: k8s (Deployment or
+    /// LeaderWorkerSet, Service, PodDisruptionBudget, HPA), skypilot (SkyServe task) or
+    /// engine (vLLM launch script and config); printed, or written into `-o DIR`.
+    #[arg(long, value_enum, value_name = "KIND", conflicts_with_all = ["summary", "json", "explain", "wide"])]
+    pub export: Option<ExportArg>,
+    /// With --export: the plan to export (1 = the cheapest that passes simulation).
+    #[arg(long, value_name = "N", requires = "export", allow_negative_numbers = true, value_parser = whole::<usize>(PLANS))]
+    pub plan: Option<usize>,
+    /// With --export: write the files into DIR (created if missing) and list them.
+    #[arg(short = 'o', long = "output", value_name = "DIR", requires = "export")]
+    pub output: Option<PathBuf>,
+}
+
+/// What `plan --export` writes.
+#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
+pub enum ExportArg {
+    /// Kubernetes manifests.
+    K8s,
+    /// A SkyPilot task with a SkyServe service.
+    Skypilot,
+    /// The vLLM launch script and config file.
+    Engine,
 }
 
 /// `simulate --requests`: 1 to 10^8 requests.

@@ -2,6 +2,7 @@
 
 mod catalog;
 mod estimate;
+mod export;
 mod fit;
 mod plan;
 mod plan_summary;

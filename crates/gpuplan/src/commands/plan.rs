@@ -88,6 +88,9 @@ pub fn run(catalog: &Catalog, cmd: PlanCmd) -> CliResult {
             cmd.workload.len()
         )));
     };
+    if let Some(kind) = cmd.export {
+        return super::export::run(catalog, &cal, path, &cmd, kind, verify);
+    }
     let started = Instant::now();
     let top = cmd.top.max(cmd.explain.unwrap_or(0));
     let (w, report) = verified_plan(catalog, &cal, path, top, verify)?;
