@@ -168,8 +168,10 @@ pub enum Command {
     ///   gpuplan simulate examples/code-completion.toml --requests 20000
     ///   gpuplan simulate examples/chat-70b.toml --plan 2 --duration 300 --seed 7 --json
     ///   gpuplan simulate examples/eu-residency.toml --requests 10000 --router round-robin
+    ///   gpuplan simulate examples/chat-70b.toml --rate-curve diurnal --autoscale --duration 21600
+    ///   gpuplan simulate examples/chat-70b.toml --gpu H100 --tp 4 --precision fp8 --replicas 3 --requests 5000
     #[command(verbatim_doc_comment)]
-    Simulate(SimulateCmd),
+    Simulate(Box<SimulateCmd>),
     /// Compare predictions with published measurements, worst rows first.
     ///
     /// Examples:
@@ -514,6 +516,40 @@ pub struct SimulateCmd {
     /// Which plan of `gpuplan plan WORKLOAD` to simulate (1 = the cheapest).
     #[arg(long, default_value_t = 1, allow_negative_numbers = true, value_parser = whole::<usize>(PLANS))]
     pub plan: usize,
+    /// Simulate this deployment instead of a plan: --replicas replicas of this GPU serving the
+    /// workload's model (with --count/--tp/--pp, --precision, --kv-precision, --variant).
+    #[arg(long, value_name = "GPU")]
+    pub gpu: Option<String>,
+    /// GPUs per replica of the --gpu deployment (default: tp × pp).
+    #[arg(long, requires = "gpu", allow_negative_numbers = true, value_parser = whole::<u32>(limits::GPUS))]
+    pub count: Option<u32>,
+    /// Tensor-parallel degree of the --gpu deployment (default: --count).
+    #[arg(long, requires = "gpu", allow_negative_numbers = true, value_parser = whole::<u32>(limits::TP))]
+    pub tp: Option<u32>,
+    /// Pipeline-parallel degree of the --gpu deployment.
+    #[arg(long, default_value_t = 1, requires = "gpu", allow_negative_numbers = true, value_parser = whole::<u32>(limits::PP))]
+    pub pp: u32,
+    /// Weight precision of the --gpu deployment: bf16, fp16, fp8, int8, int4, fp4.
+    #[arg(long, default_value = "bf16", requires = "gpu")]
+    pub precision: String,
+    /// KV-cache precision of the --gpu deployment (default: fp8 with fp8/fp4 weights, else bf16).
+    #[arg(long, requires = "gpu")]
+    pub kv_precision: Option<String>,
+    /// Replicas of the --gpu deployment.
+    #[arg(long, default_value_t = 1, requires = "gpu", allow_negative_numbers = true, value_parser = whole::<u32>(SIM_REPLICAS))]
+    pub replicas: u32,
+    /// Batch cap of the --gpu deployment (vLLM --max-num-seqs).
+    #[arg(long, default_value_t = 256, requires = "gpu", allow_negative_numbers = true, value_parser = whole::<u64>(limits::SEQUENCES))]
+    pub max_num_seqs: u64,
+    /// Token budget per step of the --gpu deployment (vLLM --max-num-batched-tokens).
+    #[arg(long, default_value_t = 8192, requires = "gpu", allow_negative_numbers = true, value_parser = whole::<u64>(limits::MAX_BATCHED_TOKENS))]
+    pub max_batched_tokens: u64,
+    /// Memory utilisation cap of the --gpu deployment (vLLM --gpu-memory-utilization).
+    #[arg(long, default_value_t = 0.90, requires = "gpu", allow_negative_numbers = true, value_parser = number(limits::MEMORY_UTILIZATION))]
+    pub memory_utilization: f64,
+    /// Price of the whole --gpu deployment, USD per hour (for the cost lines).
+    #[arg(long, value_name = "USD", requires = "gpu", allow_negative_numbers = true, value_parser = number(SIM_PRICE))]
+    pub usd_per_hour: Option<f64>,
     /// Requests to simulate (default 100000).
     #[arg(long, conflicts_with_all = ["duration", "trace"], allow_negative_numbers = true, value_parser = whole::<u64>(SIM_REQUESTS))]
     pub requests: Option<u64>,
@@ -591,6 +627,8 @@ pub struct SimulateCmd {
     pub json: bool,
 }
 
+/// `simulate --usd-per-hour`.
+const SIM_PRICE: Span = Span::from(0.0, 1e7);
 /// `simulate --users`.
 const SIM_USERS: Count = Count::new(1, 10_000_000);
 /// `simulate --min/--max-replicas`.

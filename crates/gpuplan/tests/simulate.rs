@@ -231,3 +231,46 @@ fn a_day_with_autoscaling_and_spot_losses_costs_less_than_the_peak_fleet() {
         .starts_with("time_s,arrival_rate,replicas_up"));
     assert!(lines.count() >= 48);
 }
+
+#[test]
+fn a_deployment_given_by_flags_is_simulated() {
+    let out = gpuplan(&[
+        "simulate",
+        "examples/chat-70b.toml",
+        "--gpu",
+        "H100",
+        "--tp",
+        "4",
+        "--precision",
+        "fp8",
+        "--replicas",
+        "3",
+        "--usd-per-hour",
+        "40",
+        "--requests",
+        "3000",
+        "--json",
+    ]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let v: serde_json::Value = serde_json::from_str(&out.stdout).expect("JSON");
+    assert_eq!(v["replicas"], 3);
+    assert_eq!(v["arrivals"], 3000);
+    // $40/h for the whole deployment over the simulated time.
+    let hours = v["simulated_s"].as_f64().unwrap() / 3600.0;
+    assert!((v["cost_usd"].as_f64().unwrap() - 40.0 * hours).abs() < 1e-6);
+    // A replica that cannot hold the model: exit 1 with the reason.
+    let small = gpuplan(&[
+        "simulate",
+        "examples/chat-70b.toml",
+        "--gpu",
+        "T4",
+        "--requests",
+        "10",
+    ]);
+    assert_eq!(small.code, 1, "{}{}", small.stdout, small.stderr);
+    assert!(small.stdout.contains("DOES NOT FIT"), "{}", small.stdout);
+    // Deployment flags need --gpu.
+    let orphan = gpuplan(&["simulate", "examples/chat-70b.toml", "--tp", "2"]);
+    assert_eq!(orphan.code, 2);
+    assert!(orphan.stderr.contains("--gpu"), "{}", orphan.stderr);
+}

@@ -22,7 +22,7 @@ pub fn run(cli: Cli) -> CliResult {
         Command::Estimate(cmd) => estimate::run(&catalog, cmd),
         Command::Validate(cmd) => validate::run(&catalog, cmd),
         Command::Plan(cmd) => plan::run(&catalog, cmd),
-        Command::Simulate(cmd) => simulate::run(&catalog, cmd),
+        Command::Simulate(cmd) => simulate::run(&catalog, *cmd),
     }
 }
 

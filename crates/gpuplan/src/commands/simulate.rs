@@ -1,12 +1,18 @@
 //! `gpuplan simulate`: replays plan N of a workload in the discrete-event
 //! simulator and sets its analytical p99s beside the simulated ones.
 
+use super::fit::{check, flag_spelling, replica_layout, resolve_replica};
 use super::{check_finite, print_json, table};
-use crate::cli::{RouterArg, SimulateCmd, DEFAULT_VERIFY_PLANS, DEFAULT_VERIFY_REQUESTS};
+use crate::cli::{
+    ReplicaArgs, RouterArg, SimulateCmd, DEFAULT_VERIFY_PLANS, DEFAULT_VERIFY_REQUESTS,
+};
 use crate::error::{CliError, CliResult};
 use crate::load;
 use gpuplan_catalog::Catalog;
-use gpuplan_core::{plan_replica, InferenceWorkload, Plan, PlanReport, Slo};
+use gpuplan_core::{
+    inference_memory, plan_replica, EngineLimits, InferenceWorkload, Plan, PlanReport, ReplicaSpec,
+    Slo, Spelling,
+};
 use gpuplan_sim::{
     scale_up_delay_s, simulate_with_progress, ArrivalProcess, Autoscale, ClosedLoop,
     DeploymentCost, Dynamics, EngineConfig, Failures, Histograms, Percentiles, Progress, RateCurve,
@@ -21,6 +27,13 @@ const DEFAULT_REQUESTS: u64 = 100_000;
 pub fn run(catalog: &Catalog, cmd: SimulateCmd) -> CliResult {
     let cal = load::calibration(cmd.calibration.as_deref())?;
     let (w, raw) = load::workload_with_raw(catalog, &cmd.workload)?;
+    let histograms = Histograms {
+        input: raw.traffic.input_tokens.histogram.as_deref(),
+        output: raw.traffic.output_tokens.histogram.as_deref(),
+    };
+    if cmd.gpu.is_some() {
+        return run_deployment(catalog, &cal, &w, histograms, &cmd);
+    }
     // Plan N as `gpuplan plan` shows it: after the default verification.
     let verify = VerifyOptions {
         top: DEFAULT_VERIFY_PLANS,
@@ -41,15 +54,135 @@ pub fn run(catalog: &Catalog, cmd: SimulateCmd) -> CliResult {
         )));
     };
     let replica = plan_replica(catalog, &w, &cal, p)?;
-    let histograms = Histograms {
-        input: raw.traffic.input_tokens.histogram.as_deref(),
-        output: raw.traffic.output_tokens.histogram.as_deref(),
-    };
     let traffic = build_traffic(&cmd, &w, histograms)?;
-    let config = build_config(&cmd, &w, p, replica.memory.kv_cache_tokens, &replica.memory)?;
-    let cost = DeploymentCost::new(replica.deployment);
+    let config = build_config(&cmd, &w, p, &replica.memory)?;
+    let title = format!(
+        "Plan {} of {}: {} {} {}, {} replica(s) of {} × {} (TP{}/PP{}), {} weights, {} KV cache",
+        p.rank,
+        w.name,
+        p.provider,
+        p.region,
+        p.instance_type,
+        p.replicas,
+        p.gpus_per_replica,
+        p.gpu,
+        p.tp,
+        p.pp,
+        p.precision,
+        p.kv_precision
+    );
+    let subject = Subject {
+        title,
+        plan: Some(p),
+    };
+    simulate_and_print(&cmd, &w, subject, replica.deployment, &config, &traffic)
+}
+
+/// What is simulated: a plan (its analytical p99s are shown beside the
+/// simulated ones) or a deployment given by flags.
+struct Subject<'a> {
+    title: String,
+    plan: Option<&'a Plan>,
+}
+
+/// `simulate --gpu …`: the given deployment serving the workload's model.
+fn run_deployment(
+    catalog: &Catalog,
+    cal: &gpuplan_core::Calibration,
+    w: &InferenceWorkload,
+    histograms: Histograms<'_>,
+    cmd: &SimulateCmd,
+) -> CliResult {
+    let args = ReplicaArgs {
+        gpu: cmd.gpu.clone().unwrap_or_default(),
+        count: cmd.count,
+        tp: cmd.tp,
+        pp: cmd.pp,
+        precision: cmd.precision.clone(),
+        kv_precision: cmd.kv_precision.clone(),
+        variant: w.variant,
+    };
+    let (gpu, precision, kv_precision) = resolve_replica(catalog, &args)?;
+    let layout = replica_layout(args.count, args.tp, args.pp)?;
+    // The replica must hold the p99 prompt with the p99 answer.
+    let context_len = (w.input_tokens.p99 + w.output_tokens.p99).ceil() as u64;
+    let spec = ReplicaSpec {
+        model: &w.model,
+        gpu,
+        precision,
+        kv_precision,
+        layout,
+        limits: EngineLimits {
+            memory_utilization: cmd.memory_utilization,
+            max_batched_tokens: cmd.max_batched_tokens,
+            max_num_seqs: cmd.max_num_seqs,
+        },
+        context_len,
+        spelling: Spelling {
+            context: "the workload's p99 input + p99 output tokens",
+            ..flag_spelling(&args)
+        },
+    };
+    let checked = check(catalog, &spec, w.variant)?;
+    let memory = inference_memory(&checked.memory_input())?;
+    if !memory.fits {
+        println!(
+            "DOES NOT FIT: {} (the replica must hold the p99 prompt and answer, {context_len} tokens)",
+            memory.reason.unwrap_or_default()
+        );
+        return Err(CliError::Infeasible);
+    }
+    let deployment = checked.deployment(cal)?;
+    let traffic = build_traffic(cmd, w, histograms)?;
+    let narrow = |field: &str, v: u64| {
+        u32::try_from(v)
+            .map_err(|_| CliError::bad(format!("{field} {v}: expected at most 2^32 − 1")))
+    };
+    let engine = EngineConfig {
+        max_num_seqs: narrow("--max-num-seqs", cmd.max_num_seqs)?,
+        max_batched_tokens: narrow("--max-batched-tokens", cmd.max_batched_tokens)?,
+        kv_cache_tokens: memory.kv_cache_tokens,
+        block_tokens: VLLM_BLOCK_TOKENS,
+    };
+    // Without a plan, the autoscaler aims at 80 % of the batch cap per replica.
+    let target = 0.8 * cmd.max_num_seqs as f64;
+    let config = SimConfig {
+        replicas: cmd.replicas,
+        engine,
+        router: router(cmd.router),
+        warmup_fraction: cmd.warmup,
+        slo: w.slo,
+        usd_per_hour: cmd.usd_per_hour,
+        seed: cmd.seed,
+        dynamics: dynamics(cmd, w, None, target, memory.per_gpu.weights_gib),
+    };
+    let title = format!(
+        "Deployment for {}: {} replica(s) of {} × {} (TP{}/PP{}), {} weights, {} KV cache",
+        w.name,
+        cmd.replicas,
+        layout.tp * layout.pp,
+        gpu.name,
+        layout.tp,
+        layout.pp,
+        precision,
+        kv_precision
+    );
+    let subject = Subject { title, plan: None };
+    simulate_and_print(cmd, w, subject, deployment, &config, &traffic)
+}
+
+/// Runs the simulation and prints (or writes) what it found.
+fn simulate_and_print(
+    cmd: &SimulateCmd,
+    w: &InferenceWorkload,
+    subject: Subject<'_>,
+    deployment: gpuplan_core::Deployment,
+    config: &SimConfig,
+    traffic: &Traffic,
+) -> CliResult {
+    let cost = DeploymentCost::new(deployment);
     let result =
-        with_progress_bar(|report| simulate_with_progress(&cost, &config, &traffic, report))?;
+        with_progress_bar(|report| simulate_with_progress(&cost, config, traffic, report))?;
     if let Some(path) = &cmd.timeseries {
         write_timeseries(path, &result.timeseries)?;
     }
@@ -57,7 +190,7 @@ pub fn run(catalog: &Catalog, cmd: SimulateCmd) -> CliResult {
         return print_json(&result);
     }
     check_finite(&result)?;
-    print_human(&w, p, &config, &traffic, &result);
+    print_human(w, &subject, config, traffic, &result);
     if let Some(path) = &cmd.timeseries {
         println!(
             "Time series: {} rows every {} s in {}.",
@@ -114,7 +247,6 @@ fn build_config(
     cmd: &SimulateCmd,
     w: &InferenceWorkload,
     p: &Plan,
-    kv_cache_tokens: u64,
     memory: &gpuplan_core::InferenceMemory,
 ) -> CliResult<SimConfig> {
     let narrow = |field: &str, v: u64| {
@@ -122,59 +254,74 @@ fn build_config(
             CliError::Internal(format!("plan {field} {v} does not fit the simulator's u32"))
         })
     };
-    let scale_up_delay_s = cmd
-        .scale_up_delay
-        .unwrap_or_else(|| scale_up_delay_s(memory.per_gpu.weights_gib));
-    let autoscale = cmd.autoscale.then(|| {
-        let d = &p.derivation;
-        Autoscale {
-            min_replicas: cmd.min_replicas.unwrap_or(w.constraints.min_replicas),
-            max_replicas: cmd.max_replicas.unwrap_or(p.replicas),
-            // Little's law: requests in a replica at its capacity within the SLO.
-            target_outstanding: cmd
-                .target_outstanding
-                .unwrap_or((d.capacity_requests_per_s_per_replica * d.service_s).max(1.0)),
-            interval_s: HPA_SYNC_PERIOD_S,
-            scale_up_delay_s,
-            cooldown_s: cmd.cooldown.unwrap_or(HPA_SCALE_DOWN_STABILIZATION_S),
-        }
-    });
-    // A replica spanning several instances is lost when any of them is.
-    let instances_per_replica = (p.gpus_per_replica as f64 / p.gpus_per_instance as f64).ceil();
-    let loss_rate = cmd.failures_per_hour.or_else(|| {
-        p.spot
-            .then_some(w.pricing.spot_preemptions_per_hour * instances_per_replica.max(1.0))
-    });
-    let failures = loss_rate.map(|rate| Failures {
-        per_replica_per_hour: rate,
-        replacement_delay_s: cmd
-            .replacement_delay
-            .unwrap_or(w.pricing.spot_replacement_hours * 3600.0),
-    });
+    let d = &p.derivation;
+    // Little's law: requests in a replica at its capacity within the SLO.
+    let target = (d.capacity_requests_per_s_per_replica * d.service_s).max(1.0);
     Ok(SimConfig {
         replicas: p.replicas,
         engine: EngineConfig {
             max_num_seqs: narrow("max_num_seqs", p.max_num_seqs)?,
             max_batched_tokens: narrow("max_batched_tokens", p.max_batched_tokens)?,
-            kv_cache_tokens,
+            kv_cache_tokens: memory.kv_cache_tokens,
             block_tokens: VLLM_BLOCK_TOKENS,
         },
-        router: match cmd.router {
-            RouterArg::LeastOutstanding => Router::LeastOutstanding,
-            RouterArg::RoundRobin => Router::RoundRobin,
-            RouterArg::LeastKv => Router::LeastKv,
-        },
+        router: router(cmd.router),
         warmup_fraction: cmd.warmup,
         slo: w.slo,
         usd_per_hour: Some(p.usd_per_hour),
         seed: cmd.seed,
-        dynamics: Dynamics {
-            autoscale,
-            failures,
-            request_timeout_s: cmd.request_timeout,
-            sample_every_s: cmd.timeseries.is_some().then_some(cmd.sample_every),
-        },
+        dynamics: dynamics(cmd, w, Some(p), target, memory.per_gpu.weights_gib),
     })
+}
+
+fn router(arg: RouterArg) -> Router {
+    match arg {
+        RouterArg::LeastOutstanding => Router::LeastOutstanding,
+        RouterArg::RoundRobin => Router::RoundRobin,
+        RouterArg::LeastKv => Router::LeastKv,
+    }
+}
+
+/// Autoscaling, losses, timeouts and sampling as the flags ask. `target`:
+/// the default requests outstanding per replica; a spot plan's losses
+/// default to the workload's spot preemption rate.
+fn dynamics(
+    cmd: &SimulateCmd,
+    w: &InferenceWorkload,
+    plan: Option<&Plan>,
+    target: f64,
+    weights_gib_per_gpu: f64,
+) -> Dynamics {
+    let scale_up_delay_s = cmd
+        .scale_up_delay
+        .unwrap_or_else(|| scale_up_delay_s(weights_gib_per_gpu));
+    let autoscale = cmd.autoscale.then(|| Autoscale {
+        min_replicas: cmd.min_replicas.unwrap_or(w.constraints.min_replicas),
+        max_replicas: cmd
+            .max_replicas
+            .unwrap_or(plan.map_or(cmd.replicas, |p| p.replicas)),
+        target_outstanding: cmd.target_outstanding.unwrap_or(target),
+        interval_s: HPA_SYNC_PERIOD_S,
+        scale_up_delay_s,
+        cooldown_s: cmd.cooldown.unwrap_or(HPA_SCALE_DOWN_STABILIZATION_S),
+    });
+    // A replica spanning several instances is lost when any of them is.
+    let spot_rate = plan.filter(|p| p.spot).map(|p| {
+        let instances = (p.gpus_per_replica as f64 / p.gpus_per_instance as f64).ceil();
+        w.pricing.spot_preemptions_per_hour * instances.max(1.0)
+    });
+    let failures = cmd.failures_per_hour.or(spot_rate).map(|rate| Failures {
+        per_replica_per_hour: rate,
+        replacement_delay_s: cmd
+            .replacement_delay
+            .unwrap_or(w.pricing.spot_replacement_hours * 3600.0),
+    });
+    Dynamics {
+        autoscale,
+        failures,
+        request_timeout_s: cmd.request_timeout,
+        sample_every_s: cmd.timeseries.is_some().then_some(cmd.sample_every),
+    }
 }
 
 /// Writes the time series as CSV, one row per sample.
@@ -292,26 +439,12 @@ fn describe_slo(slo: &Slo) -> String {
 
 fn print_human(
     w: &InferenceWorkload,
-    p: &Plan,
+    subject: &Subject<'_>,
     config: &SimConfig,
     traffic: &Traffic,
     r: &SimResult,
 ) {
-    println!(
-        "Plan {} of {}: {} {} {}, {} replica(s) of {} × {} (TP{}/PP{}), {} weights, {} KV cache",
-        p.rank,
-        w.name,
-        p.provider,
-        p.region,
-        p.instance_type,
-        p.replicas,
-        p.gpus_per_replica,
-        p.gpu,
-        p.tp,
-        p.pp,
-        p.precision,
-        p.kv_precision
-    );
+    println!("{}", subject.title);
     println!(
         "Engine per replica: max_num_seqs {}, max_batched_tokens {}, KV cache {} tokens ({}-token blocks).",
         config.engine.max_num_seqs,
@@ -330,6 +463,27 @@ fn print_human(
             Router::LeastKv => "least-kv",
         }
     );
+    if let Some(p) = subject.plan {
+        print_comparison(w, p, r);
+    }
+    println!();
+    println!("Simulated latencies, ms:");
+    let mut t = table(&["", "mean", "p50", "p90", "p99", "p99.9", "samples"]);
+    for (name, s) in [
+        ("TTFT", &r.ttft_ms),
+        ("TPOT (per request)", &r.tpot_ms),
+        ("inter-token gap", &r.itl_ms),
+        ("end-to-end", &r.e2e_ms),
+        ("queueing", &r.queue_ms),
+    ] {
+        t.add_row(percentile_row(name, s));
+    }
+    println!("{t}");
+    print_outcome(w, config, r);
+}
+
+/// The plan's analytical p99s beside the simulated ones.
+fn print_comparison(w: &InferenceWorkload, p: &Plan, r: &SimResult) {
     println!();
     println!("Analytical (plan) vs simulated, at peak:");
     let mut t = table(&["", "SLO", "plan", "simulated"]);
@@ -362,24 +516,10 @@ fn print_human(
         ),
     ]);
     println!("{t}");
-    println!();
-    println!("Simulated latencies, ms:");
-    let mut t = table(&["", "mean", "p50", "p90", "p99", "p99.9", "samples"]);
-    for (name, s) in [
-        ("TTFT", &r.ttft_ms),
-        ("TPOT (per request)", &r.tpot_ms),
-        ("inter-token gap", &r.itl_ms),
-        ("end-to-end", &r.e2e_ms),
-        ("queueing", &r.queue_ms),
-    ] {
-        t.add_row(percentile_row(name, s));
-    }
-    println!("{t}");
-    print_outcome(w, p, config, r);
 }
 
 /// Goodput, throughput, where every request ended, losses, autoscaling and cost.
-fn print_outcome(w: &InferenceWorkload, p: &Plan, config: &SimConfig, r: &SimResult) {
+fn print_outcome(w: &InferenceWorkload, config: &SimConfig, r: &SimResult) {
     println!(
         "Goodput: {:.2}% of {} measured requests met every target ({}).",
         r.goodput * 100.0,
@@ -412,16 +552,17 @@ fn print_outcome(w: &InferenceWorkload, p: &Plan, config: &SimConfig, r: &SimRes
             r.peak_replicas
         );
     }
-    let cost = r
-        .cost_usd
-        .map(|c| {
-            let per_replica = p.usd_per_hour / f64::from(p.replicas);
-            let fixed = per_replica * f64::from(p.replicas) * r.simulated_s / 3600.0;
+    let cost = match (r.cost_usd, config.usd_per_hour) {
+        (Some(c), Some(price)) => {
+            let per_replica = price / f64::from(config.replicas);
+            let fixed = price * r.simulated_s / 3600.0;
             format!(
-                ", ${c:.2} at ${per_replica:.2}/replica-hour (the plan's fixed fleet: ${fixed:.2})"
+                ", ${c:.2} at ${per_replica:.2}/replica-hour (the fixed fleet of {}: ${fixed:.2})",
+                config.replicas
             )
-        })
-        .unwrap_or_default();
+        }
+        _ => String::new(),
+    };
     println!(
         "Simulated {:.1} s: {:.2} replica-hours{cost}.",
         r.simulated_s, r.replica_hours
