@@ -384,17 +384,7 @@ fn print_report(w: &InferenceWorkload, r: &PlanReport, seconds: f64, wide: bool)
     }
     println!();
     println!("Rejected candidates by reason:");
-    let mut t = table(&["reason", "count", "example"]);
-    let mut rows: Vec<_> = r.rejected.iter().collect();
-    rows.sort_by_key(|r| std::cmp::Reverse(r.1.count));
-    for (_, rej) in rows {
-        t.add_row(vec![
-            rej.description.to_string(),
-            rej.count.to_string(),
-            rej.example.clone(),
-        ]);
-    }
-    println!("{t}");
+    println!("{}", rejection_table(r));
     if let Some(h) = &r.hint {
         println!("No feasible plan. Hint: {h}.");
     }
@@ -543,4 +533,19 @@ fn explain(w: &InferenceWorkload, p: &Plan) {
     for note in &p.launch_notes {
         println!("  note: {note}");
     }
+}
+
+/// Rejected candidates by reason, most frequent first, each with its nearest-miss example.
+pub(crate) fn rejection_table(r: &PlanReport) -> comfy_table::Table {
+    let mut t = table(&["reason", "count", "example"]);
+    let mut rows: Vec<_> = r.rejected.values().collect();
+    rows.sort_by_key(|rej| std::cmp::Reverse(rej.count));
+    for rej in rows {
+        t.add_row(vec![
+            rej.description.to_string(),
+            rej.count.to_string(),
+            rej.example.clone(),
+        ]);
+    }
+    t
 }

@@ -359,17 +359,7 @@ fn print_infeasible(w: &InferenceWorkload, r: &PlanReport) {
         "No feasible plan for {} ({}): nothing to simulate.",
         w.name, w.model.id
     );
-    let mut t = table(&["reason", "count", "example"]);
-    let mut rows: Vec<_> = r.rejected.values().collect();
-    rows.sort_by_key(|rej| std::cmp::Reverse(rej.count));
-    for rej in rows {
-        t.add_row(vec![
-            rej.description.to_string(),
-            rej.count.to_string(),
-            rej.example.clone(),
-        ]);
-    }
-    println!("{t}");
+    println!("{}", super::plan::rejection_table(r));
     if let Some(h) = &r.hint {
         println!("Hint: {h}.");
     }
