@@ -162,6 +162,30 @@ impl Row<'_> {
     }
 }
 
+/// Where a row came from: its file and 1-based line, kept with rows that are
+/// checked only when the catalog is built (cross-references), so that those
+/// errors name the row as precisely as the parse errors do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Origin {
+    pub file: String,
+    pub line: u64,
+}
+
+impl Origin {
+    /// The origin of `row`.
+    pub fn of(row: &Row<'_>) -> Origin {
+        Origin {
+            file: row.table.file.clone(),
+            line: row.line,
+        }
+    }
+
+    /// Adds the file and line to `err`.
+    pub fn locate(&self, err: CatalogError) -> CatalogError {
+        err.in_file(&self.file).at_line(self.line)
+    }
+}
+
 /// Rejects duplicate keys, naming both lines.
 pub(crate) struct DuplicateCheck {
     seen: HashMap<String, u64>,
