@@ -6,6 +6,8 @@
 # its growing corpus in fuzz/corpus/<target> (not checked in), writes
 # crashes to fuzz/artifacts/<target>/ and its log to fuzz/logs/<target>.log,
 # and prints one line: target, seconds, executions, corpus size, crashes.
+# Exits 1 when any target found a crash (reproduce: cargo +nightly fuzz run
+# <target> artifacts/<target>/crash-…; keep it in regressions/<target>/).
 set -euo pipefail
 cd "$(dirname "$0")"
 secs="${1:-60}"
@@ -16,6 +18,7 @@ if [ ${#targets[@]} -eq 0 ]; then
 fi
 cargo +nightly fuzz build >/dev/null
 mkdir -p logs
+failed=0
 printf '%-22s %6s %12s %8s %8s\n' target seconds executions corpus crashes
 for t in "${targets[@]}"; do
   mkdir -p "corpus/$t" "artifacts/$t"
@@ -27,5 +30,7 @@ for t in "${targets[@]}"; do
     >"logs/$t.log" 2>&1 || true
   execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "logs/$t.log" | grep -o '[0-9]*$' | tail -1)
   after=$(find "artifacts/$t" -type f | wc -l)
+  if [ "$after" -gt "$before" ]; then failed=1; fi
   printf '%-22s %6s %12s %8s %8s\n' "$t" "$secs" "${execs:-?}" "$(find "corpus/$t" -type f | wc -l)" "$((after - before))"
 done
+exit "$failed"

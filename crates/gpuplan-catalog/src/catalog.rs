@@ -100,7 +100,9 @@ impl CatalogBuilder {
         match kind {
             TableKind::Gpus => {
                 for g in parse_gpus(file, text)? {
-                    self.gpus.retain(|x| !x.name.eq_ignore_ascii_case(&g.name));
+                    // `H100 SXM 80GB` replaces `H100-SXM-80GB`: both look up the same.
+                    self.gpus
+                        .retain(|x| normalize(&x.name) != normalize(&g.name));
                     self.gpus.push(g);
                 }
             }
@@ -222,6 +224,20 @@ impl CatalogBuilder {
                     origin.locate(CatalogError::unknown("GPU", name, suggestions).field("name"))
                 );
             };
+            // An alias that is another GPU's name would be ignored on lookup
+            // (names win): say so instead of dropping the user's row.
+            if let Some(other) = self.gpus.iter().find(|g| {
+                normalize(&g.name) == normalize(alias) && normalize(&g.name) != normalize(name)
+            }) {
+                return Err(origin.locate(CatalogError::invalid(
+                    "alias",
+                    alias,
+                    format!(
+                        "a name of no other GPU (`{}` is a GPU of its own)",
+                        other.name
+                    ),
+                )));
+            }
             gpu_index.entry(normalize(alias)).or_insert(i);
         }
         // A profile's GPU may be written by any alias: it is stored under the
@@ -356,8 +372,10 @@ fn model_names(m: &ModelArch) -> impl Iterator<Item = &str> {
         .chain(m.hf_repo.as_deref())
 }
 
-/// Lowercase, with spaces and underscores as dashes: the lookup key of names.
-fn normalize(name: &str) -> String {
+/// Lowercase, with spaces and underscores as dashes: the lookup key of names
+/// (GPUs, aliases, models). Duplicate checks use it too, so two rows whose
+/// names look up the same are one name.
+pub(crate) fn normalize(name: &str) -> String {
     name.trim()
         .to_ascii_lowercase()
         .chars()
@@ -649,5 +667,24 @@ mod tests {
             (Some("user/ck.csv"), Some(2)),
             "{e}"
         );
+    }
+
+    /// An alias that is another GPU's name was silently ignored on lookup.
+    #[test]
+    fn an_alias_naming_another_gpu_is_rejected() {
+        let mut b = CatalogBuilder::embedded().unwrap();
+        b.extend(
+            TableKind::GpuAliases,
+            "user/aliases.csv",
+            "name,alias\nA100-80GB,H100 SXM 80GB\n",
+        )
+        .unwrap();
+        let e = b.build().unwrap_err();
+        assert_eq!(
+            (e.line, e.field.as_deref()),
+            (Some(2), Some("alias")),
+            "{e}"
+        );
+        assert!(e.to_string().contains("H100-SXM-80GB"), "{e}");
     }
 }

@@ -1,6 +1,7 @@
 //! Model architectures (`data/models.csv`), parameter counting, the parametric
 //! GPT id and the per-family structural rules.
 
+use crate::catalog::normalize;
 use crate::error::{CatalogError, Result};
 use crate::limits::{self, Count};
 use crate::table::{DuplicateCheck, Table};
@@ -719,16 +720,6 @@ pub fn check_model(m: &ModelArch) -> std::result::Result<(), (String, String, St
     Ok(())
 }
 
-/// The lookup key of a model name (as the catalog's index folds it): case,
-/// spaces and underscores do not matter.
-fn normalize_name(name: &str) -> String {
-    name.trim()
-        .to_ascii_lowercase()
-        .chars()
-        .map(|c| if c == ' ' || c == '_' { '-' } else { c })
-        .collect()
-}
-
 pub(crate) fn parse_models(file: &str, text: &str) -> Result<Vec<ModelArch>> {
     let table = Table::parse(file, text)?;
     table.require(&[
@@ -749,7 +740,7 @@ pub(crate) fn parse_models(file: &str, text: &str) -> Result<Vec<ModelArch>> {
     let mut out = Vec::new();
     for row in table.rows() {
         let id = row.string("id")?.to_ascii_lowercase();
-        dups.check(&row, "id", &normalize_name(&id))?;
+        dups.check_name(&row, "id", &id)?;
         let mlp_type = match row.text("mlp_type").to_ascii_lowercase().as_str() {
             "" | "swiglu" | "silu" => MlpType::Swiglu,
             "geglu" => MlpType::Geglu,
@@ -838,15 +829,15 @@ pub(crate) fn parse_models(file: &str, text: &str) -> Result<Vec<ModelArch>> {
         }
         // An alias that repeats the row's own id or another alias is harmless;
         // one that names another row's model is not.
-        let mut own = std::collections::HashSet::from([normalize_name(&m.id)]);
+        let mut own = std::collections::HashSet::from([normalize(&m.id)]);
         for alias in &m.aliases {
-            if own.insert(normalize_name(alias)) {
-                dups.check(&row, "aliases", &normalize_name(alias))?;
+            if own.insert(normalize(alias)) {
+                dups.check_name(&row, "aliases", alias)?;
             }
         }
         if let Some(repo) = &m.hf_repo {
-            if own.insert(normalize_name(repo)) {
-                dups.check(&row, "hf_repo", &normalize_name(repo))?;
+            if own.insert(normalize(repo)) {
+                dups.check_name(&row, "hf_repo", repo)?;
             }
         }
         out.push(m);

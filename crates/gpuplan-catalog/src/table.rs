@@ -200,7 +200,16 @@ impl DuplicateCheck {
 
     /// Records `key` (compared case-insensitively) seen on `row`.
     pub fn check(&mut self, row: &Row<'_>, field: &str, key: &str) -> Result<()> {
-        let norm = key.to_ascii_lowercase();
+        self.check_key(row, field, key, key.to_ascii_lowercase())
+    }
+
+    /// Records a name looked up by the catalog's index (GPU, alias, model):
+    /// compared as lookups compare it (`H100 SXM` = `h100_sxm`), shown as written.
+    pub fn check_name(&mut self, row: &Row<'_>, field: &str, name: &str) -> Result<()> {
+        self.check_key(row, field, name, crate::catalog::normalize(name))
+    }
+
+    fn check_key(&mut self, row: &Row<'_>, field: &str, key: &str, norm: String) -> Result<()> {
         if let Some(&first_line) = self.seen.get(&norm) {
             return Err(row.error(
                 CatalogError::new(CatalogErrorKind::Duplicate {
