@@ -8,7 +8,7 @@ use crate::gpu::{parse_gpus, GpuSpec, Precision};
 use crate::mig::{parse_mig_profiles, MigProfile};
 use crate::model::{parse_models, parse_parametric_gpt, ModelArch};
 use crate::offering::{parse_offerings, parse_regions, Offering, Region};
-use crate::table::Table;
+use crate::table::{Origin, Table};
 use std::collections::{BTreeMap, HashMap};
 
 /// The tables of the catalog, by the file name they are read from.
@@ -72,13 +72,15 @@ impl TableKind {
 #[derive(Debug, Clone, Default)]
 pub struct CatalogBuilder {
     gpus: Vec<GpuSpec>,
-    aliases: Vec<(String, String, String)>,
-    mig: Vec<MigProfile>,
+    /// (GPU name, alias, row): aliases are resolved when the catalog is built.
+    aliases: Vec<(String, String, Origin)>,
+    /// MIG profiles with their row (their GPU is resolved at build time).
+    mig: Vec<(MigProfile, Origin)>,
     offerings: Vec<Offering>,
     regions: Vec<Region>,
     models: Vec<ModelArch>,
     /// Checkpoints with the file and line they came from (for errors at build time).
-    checkpoints: Vec<(Checkpoint, String)>,
+    checkpoints: Vec<(Checkpoint, Origin)>,
 }
 
 impl CatalogBuilder {
@@ -98,7 +100,9 @@ impl CatalogBuilder {
         match kind {
             TableKind::Gpus => {
                 for g in parse_gpus(file, text)? {
-                    self.gpus.retain(|x| !x.name.eq_ignore_ascii_case(&g.name));
+                    // `H100 SXM 80GB` replaces `H100-SXM-80GB`: both look up the same.
+                    self.gpus
+                        .retain(|x| normalize(&x.name) != normalize(&g.name));
                     self.gpus.push(g);
                 }
             }
@@ -122,18 +126,17 @@ impl CatalogBuilder {
                         }
                     }
                     seen.insert(normalize(&alias), (name.clone(), row.line));
-                    let location = format!("{file}, line {}", row.line);
                     self.aliases
                         .retain(|(_, a, _)| normalize(a) != normalize(&alias));
-                    self.aliases.push((name, alias, location));
+                    self.aliases.push((name, alias, Origin::of(&row)));
                 }
             }
             TableKind::MigProfiles => {
-                for p in parse_mig_profiles(file, text)? {
-                    self.mig.retain(|x| {
+                for (p, origin) in parse_mig_profiles(file, text)? {
+                    self.mig.retain(|(x, _)| {
                         !(x.gpu.eq_ignore_ascii_case(&p.gpu) && x.profile == p.profile)
                     });
-                    self.mig.push(p);
+                    self.mig.push((p, origin));
                 }
             }
             TableKind::Offerings => {
@@ -165,12 +168,12 @@ impl CatalogBuilder {
                     .retain(|(c, _)| models.iter().any(|m| m.id == c.model));
             }
             TableKind::Checkpoints => {
-                for c in parse_checkpoints(file, text)? {
+                for (c, origin) in parse_checkpoints(file, text)? {
                     // A user row replaces the bundled one of the same model, variant and format.
                     self.checkpoints.retain(|(x, _)| {
                         !(x.model == c.model && x.variant == c.variant && x.format == c.format)
                     });
-                    self.checkpoints.push((c, file.to_string()));
+                    self.checkpoints.push((c, origin));
                 }
             }
         }
@@ -214,22 +217,44 @@ impl CatalogBuilder {
         for (i, g) in self.gpus.iter().enumerate() {
             gpu_index.insert(normalize(&g.name), i);
         }
-        for (name, alias, location) in &self.aliases {
+        for (name, alias, origin) in &self.aliases {
             let Some(&i) = gpu_index.get(&normalize(name)) else {
                 let suggestions = suggest(name, self.gpus.iter().map(|g| g.name.as_str()));
-                return Err(CatalogError::unknown("GPU", name, suggestions)
-                    .in_file(location.clone())
-                    .field("name"));
+                return Err(
+                    origin.locate(CatalogError::unknown("GPU", name, suggestions).field("name"))
+                );
             };
+            // An alias that is another GPU's name would be ignored on lookup
+            // (names win): say so instead of dropping the user's row.
+            if let Some(other) = self.gpus.iter().find(|g| {
+                normalize(&g.name) == normalize(alias) && normalize(&g.name) != normalize(name)
+            }) {
+                return Err(origin.locate(CatalogError::invalid(
+                    "alias",
+                    alias,
+                    format!(
+                        "a name of no other GPU (`{}` is a GPU of its own)",
+                        other.name
+                    ),
+                )));
+            }
             gpu_index.entry(normalize(alias)).or_insert(i);
         }
-        for p in &self.mig {
-            if !gpu_index.contains_key(&normalize(&p.gpu)) {
+        // A profile's GPU may be written by any alias: it is stored under the
+        // canonical name (what `mig_profiles_of` looks up), and a later row
+        // for the same GPU and profile replaces an earlier one. An unknown GPU
+        // is named by the file and line of the profile's own row.
+        let mut mig: Vec<MigProfile> = Vec::with_capacity(self.mig.len());
+        for (mut p, origin) in self.mig {
+            let Some(&i) = gpu_index.get(&normalize(&p.gpu)) else {
                 let suggestions = suggest(&p.gpu, self.gpus.iter().map(|g| g.name.as_str()));
-                return Err(CatalogError::unknown("GPU", &p.gpu, suggestions)
-                    .in_file(TableKind::MigProfiles.file_name())
-                    .field("gpu"));
-            }
+                return Err(
+                    origin.locate(CatalogError::unknown("GPU", &p.gpu, suggestions).field("gpu"))
+                );
+            };
+            p.gpu = self.gpus[i].name.clone();
+            mig.retain(|x| !(x.gpu == p.gpu && x.profile == p.profile));
+            mig.push(p);
         }
         let mut offerings = self.offerings;
         let mut unresolved: BTreeMap<String, usize> = BTreeMap::new();
@@ -256,13 +281,12 @@ impl CatalogBuilder {
             }
         }
         let mut checkpoints = Vec::with_capacity(self.checkpoints.len());
-        for (c, file) in self.checkpoints {
+        for (c, origin) in self.checkpoints {
             // Checkpoints name models by their catalog id, never by an alias.
             if !self.models.iter().any(|m| m.id == c.model) {
                 let suggestions = suggest(&c.model, self.models.iter().map(|m| m.id.as_str()));
-                return Err(CatalogError::unknown("model", &c.model, suggestions)
-                    .in_file(file)
-                    .field("model"));
+                return Err(origin
+                    .locate(CatalogError::unknown("model", &c.model, suggestions).field("model")));
             }
             checkpoints.push(c);
         }
@@ -311,7 +335,7 @@ impl CatalogBuilder {
             anomalies,
             gpus: self.gpus,
             gpu_index,
-            mig: self.mig,
+            mig,
             offerings,
             unresolved,
             regions: self.regions,
@@ -348,8 +372,10 @@ fn model_names(m: &ModelArch) -> impl Iterator<Item = &str> {
         .chain(m.hf_repo.as_deref())
 }
 
-/// Lowercase, with spaces and underscores as dashes: the lookup key of names.
-fn normalize(name: &str) -> String {
+/// Lowercase, with spaces and underscores as dashes: the lookup key of names
+/// (GPUs, aliases, models). Duplicate checks use it too, so two rows whose
+/// names look up the same are one name.
+pub(crate) fn normalize(name: &str) -> String {
     name.trim()
         .to_ascii_lowercase()
         .chars()
@@ -582,5 +608,83 @@ mod tests {
     fn suggestions_rank_close_names_first() {
         let s = suggest("H10", ["H100", "A100", "L4"].into_iter());
         assert_eq!(s.first().map(String::as_str), Some("H100"));
+    }
+
+    /// Found by fuzzing (`catalog_mig_profiles`): a user profile naming an
+    /// unknown GPU was reported as in `mig_profiles.csv` with no line; it
+    /// names the user's file and the row. A profile may name its GPU by any
+    /// alias and is found under the canonical name.
+    #[test]
+    fn mig_profile_errors_name_the_users_file_and_row() {
+        let header = "gpu,profile,compute_slices,memory_slices,max_instances\n";
+        let mut b = CatalogBuilder::embedded().unwrap();
+        b.extend(
+            TableKind::MigProfiles,
+            "user/mig.csv",
+            &format!("{header}h100,1g.10gb,1,1,7\nH999,1g.10gb,1,1,7\n"),
+        )
+        .unwrap();
+        let e = b.build().unwrap_err();
+        assert_eq!(e.file.as_deref(), Some("user/mig.csv"), "{e}");
+        assert_eq!(e.line, Some(3), "{e}");
+        assert_eq!(e.field.as_deref(), Some("gpu"), "{e}");
+        let mut b = CatalogBuilder::embedded().unwrap();
+        let before = b.clone().build().unwrap().mig_profiles().len();
+        b.extend(
+            TableKind::MigProfiles,
+            "user/mig.csv",
+            &format!("{header}h100,1g.10gb,1,1,5\n"),
+        )
+        .unwrap();
+        let c = b.build().unwrap();
+        let h100 = &c.gpu("h100").unwrap().name;
+        let found: Vec<_> = c
+            .mig_profiles_of(h100)
+            .into_iter()
+            .filter(|p| p.profile == "1g.10gb")
+            .collect();
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(
+            found[0].max_instances, 5,
+            "the user's row replaces the bundled one"
+        );
+        assert_eq!(c.mig_profiles().len(), before);
+    }
+
+    /// Checkpoints naming an unknown model name the file and the row.
+    #[test]
+    fn checkpoint_errors_name_the_row() {
+        let mut b = CatalogBuilder::embedded().unwrap();
+        b.extend(
+            TableKind::Checkpoints,
+            "user/ck.csv",
+            "model,variant,precision,repo,format,source\nnot-a-model,instruct,bf16,a/b,bf16,t\n",
+        )
+        .unwrap();
+        let e = b.build().unwrap_err();
+        assert_eq!(
+            (e.file.as_deref(), e.line),
+            (Some("user/ck.csv"), Some(2)),
+            "{e}"
+        );
+    }
+
+    /// An alias that is another GPU's name was silently ignored on lookup.
+    #[test]
+    fn an_alias_naming_another_gpu_is_rejected() {
+        let mut b = CatalogBuilder::embedded().unwrap();
+        b.extend(
+            TableKind::GpuAliases,
+            "user/aliases.csv",
+            "name,alias\nA100-80GB,H100 SXM 80GB\n",
+        )
+        .unwrap();
+        let e = b.build().unwrap_err();
+        assert_eq!(
+            (e.line, e.field.as_deref()),
+            (Some(2), Some("alias")),
+            "{e}"
+        );
+        assert!(e.to_string().contains("H100-SXM-80GB"), "{e}");
     }
 }

@@ -4,7 +4,7 @@
 
 use crate::error::{CatalogError, Result};
 use crate::gpu::Precision;
-use crate::table::{DuplicateCheck, Table};
+use crate::table::{DuplicateCheck, Origin, Table};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
@@ -156,7 +156,7 @@ impl Checkpoint {
 }
 
 /// Parses `checkpoints.csv`; model ids are checked against the models when the catalog is built.
-pub(crate) fn parse_checkpoints(file: &str, text: &str) -> Result<Vec<Checkpoint>> {
+pub(crate) fn parse_checkpoints(file: &str, text: &str) -> Result<Vec<(Checkpoint, Origin)>> {
     let table = Table::parse(file, text)?;
     table.require(&["model", "variant", "precision", "repo", "format", "source"])?;
     let mut keys = DuplicateCheck::new();
@@ -201,14 +201,15 @@ pub(crate) fn parse_checkpoints(file: &str, text: &str) -> Result<Vec<Checkpoint
         // One repo per model, release and format; a precision may have several
         // formats (AWQ and GPTQ INT4), preferred in file order.
         keys.check(&row, "model", &format!("{model}/{variant}/{format}"))?;
-        out.push(Checkpoint {
+        let checkpoint = Checkpoint {
             model,
             variant,
             precision,
             repo,
             format,
             source: row.string("source")?,
-        });
+        };
+        out.push((checkpoint, Origin::of(&row)));
     }
     Ok(out)
 }
@@ -221,6 +222,7 @@ mod tests {
 
     fn parse(rows: &str) -> Result<Vec<Checkpoint>> {
         parse_checkpoints("checkpoints.csv", &format!("{HEADER}{rows}"))
+            .map(|rows| rows.into_iter().map(|(c, _)| c).collect())
     }
 
     #[test]

@@ -188,7 +188,7 @@ pub(crate) fn parse_gpus(file: &str, text: &str) -> Result<Vec<GpuSpec>> {
     let mut out = Vec::new();
     for row in table.rows() {
         let name = row.string("name")?;
-        dups.check(&row, "name", &name)?;
+        dups.check_name(&row, "name", &name)?;
         let tflops = |column: &str| row.opt_span(column, limits::GPU_TFLOPS);
         let gpu = GpuSpec {
             vendor: row.string("vendor")?,
@@ -286,5 +286,36 @@ mod tests {
         assert!(err.contains("duplicate id `x`"), "{err}");
         assert!(err.contains("line 3"), "{err}");
         assert!(err.contains("first defined on line 2"), "{err}");
+    }
+
+    /// Found by the fuzz contract "every GPU is found by its name"
+    /// (`catalog_gpus`): `X A` and `X-A` look up the same, so the second
+    /// silently shadowed the first; and a user's `V100 SXM2 16GB` was added
+    /// beside the bundled `V100-SXM2-16GB` instead of replacing it.
+    #[test]
+    fn names_that_look_up_the_same_are_one_gpu() {
+        let header = "name,vendor,architecture,memory_gib,memory_bandwidth_gbps,bf16_tflops,nvlink_gbps,source\n";
+        let e = parse_gpus(
+            "g.csv",
+            &format!(
+                "{header}X A,NVIDIA,Hopper,80,3000,900,0,t\nx_a,NVIDIA,Hopper,40,3000,900,0,t\n"
+            ),
+        )
+        .unwrap_err();
+        assert_eq!((e.line, e.field.as_deref()), (Some(3), Some("name")), "{e}");
+        assert!(e.to_string().contains("`x_a`"), "shown as written: {e}");
+        let mut b = crate::CatalogBuilder::embedded().unwrap();
+        b.extend(
+            crate::TableKind::Gpus,
+            "g.csv",
+            &format!("{header}V100 SXM2 16GB,NVIDIA,Volta,32,900,125,300,t\n"),
+        )
+        .unwrap();
+        let c = b.build().unwrap();
+        assert_eq!(c.gpu("V100-SXM2-16GB").unwrap().memory_gib, 32.0);
+        assert!(
+            c.gpus().iter().all(|g| g.name != "V100-SXM2-16GB"),
+            "replaced"
+        );
     }
 }

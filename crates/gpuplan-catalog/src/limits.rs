@@ -124,6 +124,11 @@ pub const OFFERING_ACCELERATOR_COUNT: Span = Span::above(0.0, 65536.0);
 pub const OFFERING_VCPUS: Span = Span::from(0.0, 1e7);
 /// Host memory per instance, GiB (1 PiB).
 pub const OFFERING_MEMORY_GIB: Span = Span::from(0.0, 1_048_576.0);
+/// Scale-out network bandwidth per instance, Gb/s, as the `interconnect`
+/// column states it after a `+` (`nvlink+efa-3200`). The fastest instances
+/// today have 6400 Gb/s (8 × 800G); 100 Tb/s leaves room while `efa-1e308`
+/// (which would pass every "fast fabric" test) is rejected.
+pub const OFFERING_SCALE_OUT_GBITS: Span = Span::above(0.0, 1e5);
 /// Price, USD per instance-hour (0 = not offered). The bundled maximum is
 /// ~29k USD/h for a whole TPU pod; 10 million USD/h is absurd.
 pub const OFFERING_PRICE_USD_PER_HOUR: Span = Span::from(0.0, 1e7);

@@ -3,7 +3,7 @@
 use crate::error::{CatalogError, Result};
 use crate::gpu::narrow;
 use crate::limits;
-use crate::table::{DuplicateCheck, Table};
+use crate::table::{DuplicateCheck, Origin, Table};
 use serde::Serialize;
 
 /// One MIG GPU-instance profile of one GPU model.
@@ -27,7 +27,9 @@ pub struct MigProfile {
     pub source: String,
 }
 
-pub(crate) fn parse_mig_profiles(file: &str, text: &str) -> Result<Vec<MigProfile>> {
+/// Parses `mig_profiles.csv`; each profile comes with its row (its GPU is
+/// checked against the GPUs when the catalog is built).
+pub(crate) fn parse_mig_profiles(file: &str, text: &str) -> Result<Vec<(MigProfile, Origin)>> {
     let table = Table::parse(file, text)?;
     table.require(&[
         "gpu",
@@ -62,7 +64,8 @@ pub(crate) fn parse_mig_profiles(file: &str, text: &str) -> Result<Vec<MigProfil
                 }
             }
         }
-        out.push(MigProfile {
+        let origin = Origin::of(&row);
+        let profile = MigProfile {
             compute_slices: narrow(row.count("compute_slices", limits::MIG_SLICES)?),
             memory_slices: narrow(row.count("memory_slices", limits::MIG_SLICES)?),
             memory_gib: row
@@ -73,7 +76,8 @@ pub(crate) fn parse_mig_profiles(file: &str, text: &str) -> Result<Vec<MigProfil
             source: row.text("source").to_string(),
             gpu,
             profile,
-        });
+        };
+        out.push((profile, origin));
     }
     Ok(out)
 }

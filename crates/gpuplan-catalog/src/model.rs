@@ -1,6 +1,7 @@
 //! Model architectures (`data/models.csv`), parameter counting, the parametric
 //! GPT id and the per-family structural rules.
 
+use crate::catalog::normalize;
 use crate::error::{CatalogError, Result};
 use crate::limits::{self, Count};
 use crate::table::{DuplicateCheck, Table};
@@ -508,7 +509,10 @@ pub fn parse_parametric_gpt(id: &str) -> Option<std::result::Result<ModelArch, S
         .flat_map(|s| s.split('-').map(str::to_string).collect::<Vec<_>>())
         .enumerate()
     {
-        let (key, value) = part.split_at(1.min(part.len()));
+        // The key is the first character, which may be any character (the id
+        // is user text): split after it, never inside it.
+        let key_len = part.chars().next().map_or(0, char::len_utf8);
+        let (key, value) = part.split_at(key_len);
         let Ok(v) = value.parse::<u64>() else {
             return Some(Err(format!(
                 "parametric model id `{id}`: part {} `{part}` is not a letter followed by a number",
@@ -730,11 +734,13 @@ pub(crate) fn parse_models(file: &str, text: &str) -> Result<Vec<ModelArch>> {
         "vocab_size",
         "source",
     ])?;
+    // Every name a model is looked up by (id, alias, HF repo) names one model
+    // of the file: a second row reusing a name would be shadowed on lookup.
     let mut dups = DuplicateCheck::new();
     let mut out = Vec::new();
     for row in table.rows() {
         let id = row.string("id")?.to_ascii_lowercase();
-        dups.check(&row, "id", &id)?;
+        dups.check_name(&row, "id", &id)?;
         let mlp_type = match row.text("mlp_type").to_ascii_lowercase().as_str() {
             "" | "swiglu" | "silu" => MlpType::Swiglu,
             "geglu" => MlpType::Geglu,
@@ -820,6 +826,19 @@ pub(crate) fn parse_models(file: &str, text: &str) -> Result<Vec<ModelArch>> {
         };
         if let Err((field, value, expected)) = check_model(&m) {
             return Err(row.error(CatalogError::invalid(&field, value, expected)));
+        }
+        // An alias that repeats the row's own id or another alias is harmless;
+        // one that names another row's model is not.
+        let mut own = std::collections::HashSet::from([normalize(&m.id)]);
+        for alias in &m.aliases {
+            if own.insert(normalize(alias)) {
+                dups.check_name(&row, "aliases", alias)?;
+            }
+        }
+        if let Some(repo) = &m.hf_repo {
+            if own.insert(normalize(repo)) {
+                dups.check_name(&row, "hf_repo", repo)?;
+            }
         }
         out.push(m);
     }
@@ -935,5 +954,61 @@ mod tests {
                 "{id}: {got} vs {billions}"
             );
         }
+    }
+
+    /// Found by fuzzing (`parametric_model`): a part starting with a
+    /// multi-byte character was split inside it (a panic); it is a clean error.
+    #[test]
+    fn parametric_ids_with_non_ascii_parts_are_errors() {
+        for id in [
+            "gpt-h4096-é5",
+            "gpt-h4096-l32-a32-\u{1F600}",
+            "gpt-hé",
+            "gpt-h-",
+            "gpt-h4096--l2",
+        ] {
+            match parse_parametric_gpt(id) {
+                Some(Err(msg)) => assert!(msg.contains("parametric model id"), "{msg}"),
+                other => panic!("{id}: {other:?}"),
+            }
+        }
+        assert!(matches!(
+            parse_parametric_gpt("gpt-h4096-l32-a32"),
+            Some(Ok(_))
+        ));
+    }
+
+    /// Found by fuzzing (`catalog_models`): two rows of one file sharing a
+    /// name (id, alias or HF repo, compared as lookups compare them) were
+    /// accepted, and lookups silently returned the first.
+    #[test]
+    fn a_name_shared_by_two_rows_of_one_file_is_rejected() {
+        let header = "id,architecture,num_layers,hidden_size,num_attention_heads,num_kv_heads,head_dim,intermediate_size,vocab_size,source,aliases,hf_repo\n";
+        let row = |id: &str, aliases: &str, repo: &str| {
+            format!("{id},LlamaForCausalLM,2,256,4,4,64,512,1000,test,{aliases},{repo}\n")
+        };
+        for (second, field) in [
+            (row("tiny-a", "", ""), "id"),
+            (row("Tiny_A", "", ""), "id"),
+            (row("tiny-b", "tiny-a", ""), "aliases"),
+            (row("tiny-b", "", "org/tiny"), "hf_repo"),
+            (row("tiny-alias", "", ""), "id"),
+        ] {
+            let text = format!(
+                "{header}{}{second}",
+                row("tiny-a", "tiny-alias;tiny-a", "org/tiny")
+            );
+            let e = parse_models("m.csv", &text).unwrap_err();
+            assert_eq!(e.line, Some(3), "{second}: {e}");
+            assert_eq!(e.field.as_deref(), Some(field), "{second}: {e}");
+            assert!(e.to_string().contains("first defined on line 2"), "{e}");
+        }
+        // An alias repeating the row's own id is harmless.
+        let text = format!(
+            "{header}{}{}",
+            row("tiny-a", "tiny-a;TINY-A", ""),
+            row("tiny-b", "", "")
+        );
+        assert_eq!(parse_models("m.csv", &text).unwrap().len(), 2);
     }
 }

@@ -75,13 +75,13 @@ impl Offering {
         }
     }
 
-    /// Scale-out network per instance, Gb/s (`efa-3200` → 3200), if stated.
+    /// Scale-out network per instance, Gb/s (`efa-3200` → 3200), if stated
+    /// (a figure outside [`limits::OFFERING_SCALE_OUT_GBITS`], which the
+    /// parsers reject, counts as not stated).
     pub fn scale_out_gbits(&self) -> Option<f64> {
-        self.interconnect
-            .split('+')
-            .skip(1)
-            .filter_map(|part| part.rsplit('-').next()?.parse::<f64>().ok())
-            .next()
+        scale_out_figures(&self.interconnect)
+            .filter_map(|(_, gbits)| gbits.ok())
+            .find(|g| limits::OFFERING_SCALE_OUT_GBITS.contains(*g))
     }
 
     /// Whether the instance has a multi-node RDMA fabric (EFA, InfiniBand,
@@ -101,6 +101,35 @@ impl Offering {
     pub fn snapshot_date(&self) -> Option<&str> {
         find_date(&self.source_snapshot)
     }
+}
+
+/// The scale-out parts of an interconnect (after the first `+`) that state a
+/// figure after their last `-`, each with that figure parsed as a number.
+fn scale_out_figures(interconnect: &str) -> impl Iterator<Item = (&str, Result<f64, ()>)> {
+    interconnect.split('+').skip(1).filter_map(|part| {
+        let (_, figure) = part.rsplit_once('-')?;
+        Some((figure, figure.trim().parse::<f64>().map_err(|_| ())))
+    })
+}
+
+/// An `interconnect` cell: the scale-up fabric, then `+`-separated scale-out
+/// networks whose bandwidth, where stated (`efa-3200`), is a number of Gb/s
+/// within [`limits::OFFERING_SCALE_OUT_GBITS`].
+fn interconnect(row: &Row<'_>) -> Result<String> {
+    let text = row.opt_string("interconnect").unwrap_or_default();
+    for (figure, gbits) in scale_out_figures(&text) {
+        if !gbits.is_ok_and(|g| limits::OFFERING_SCALE_OUT_GBITS.contains(g)) {
+            return Err(row.error(CatalogError::invalid(
+                "interconnect",
+                &text,
+                format!(
+                    "a fabric, then `+network-<Gb/s>` parts (nvlink+efa-3200) whose Gb/s (`{figure}`) is {}",
+                    limits::OFFERING_SCALE_OUT_GBITS.describe()
+                ),
+            )));
+        }
+    }
+    Ok(text)
 }
 
 /// The first `YYYY-MM-DD` in `s`.
@@ -166,7 +195,7 @@ pub(crate) fn parse_offerings(file: &str, text: &str) -> Result<Vec<Offering>> {
             zone,
             price_per_hour: price(&row, "price_per_hour")?,
             spot_price_per_hour: price(&row, "spot_price_per_hour")?,
-            interconnect: row.opt_string("interconnect").unwrap_or_default(),
+            interconnect: interconnect(&row)?,
             source_snapshot: row
                 .opt_string("source_snapshot")
                 .unwrap_or_else(|| file.to_string()),
@@ -376,5 +405,48 @@ mod tests {
                 .to_string();
             assert!(err.contains(needle) && err.contains(range), "{err}");
         }
+    }
+
+    /// Found by fuzzing (`catalog_offerings`): `nvlink+efa-1e308` was
+    /// accepted and passed every fast-fabric test; a stated scale-out
+    /// bandwidth must be a number of Gb/s within the limit.
+    #[test]
+    fn absurd_scale_out_bandwidth_is_rejected() {
+        let header = "provider,instance_type,accelerator,accelerator_count,region,price_per_hour,interconnect\n";
+        for bad in [
+            "nvlink+efa-1e308",
+            "nvlink+efa-NaN",
+            "nvlink+efa-inf",
+            "nvlink+ib-0",
+            "pcie+ib-",
+            "nvlink+efa-32OO",
+        ] {
+            let e = parse_offerings(
+                "o.csv",
+                &format!("{header}aws,p5,H100,8,us-east-1,98,{bad}\n"),
+            )
+            .unwrap_err();
+            assert_eq!(
+                (e.line, e.field.as_deref()),
+                (Some(2), Some("interconnect")),
+                "{bad}: {e}"
+            );
+            assert!(e.to_string().contains("at most 100000"), "{e}");
+        }
+        for good in [
+            "nvlink+efa-3200",
+            "nvlink+ib",
+            "nvlink-nvl72+ib",
+            "pcie",
+            "",
+        ] {
+            parse_offerings(
+                "o.csv",
+                &format!("{header}aws,p5,H100,8,us-east-1,98,{good}\n"),
+            )
+            .unwrap_or_else(|e| panic!("{good}: {e}"));
+        }
+        assert_eq!(offering("nvlink+efa-1e308").scale_out_gbits(), None);
+        assert!(!offering("nvlink+efa-inf").has_fast_fabric());
     }
 }

@@ -162,6 +162,30 @@ impl Row<'_> {
     }
 }
 
+/// Where a row came from: its file and 1-based line, kept with rows that are
+/// checked only when the catalog is built (cross-references), so that those
+/// errors name the row as precisely as the parse errors do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Origin {
+    pub file: String,
+    pub line: u64,
+}
+
+impl Origin {
+    /// The origin of `row`.
+    pub fn of(row: &Row<'_>) -> Origin {
+        Origin {
+            file: row.table.file.clone(),
+            line: row.line,
+        }
+    }
+
+    /// Adds the file and line to `err`.
+    pub fn locate(&self, err: CatalogError) -> CatalogError {
+        err.in_file(&self.file).at_line(self.line)
+    }
+}
+
 /// Rejects duplicate keys, naming both lines.
 pub(crate) struct DuplicateCheck {
     seen: HashMap<String, u64>,
@@ -176,7 +200,16 @@ impl DuplicateCheck {
 
     /// Records `key` (compared case-insensitively) seen on `row`.
     pub fn check(&mut self, row: &Row<'_>, field: &str, key: &str) -> Result<()> {
-        let norm = key.to_ascii_lowercase();
+        self.check_key(row, field, key, key.to_ascii_lowercase())
+    }
+
+    /// Records a name looked up by the catalog's index (GPU, alias, model):
+    /// compared as lookups compare it (`H100 SXM` = `h100_sxm`), shown as written.
+    pub fn check_name(&mut self, row: &Row<'_>, field: &str, name: &str) -> Result<()> {
+        self.check_key(row, field, name, crate::catalog::normalize(name))
+    }
+
+    fn check_key(&mut self, row: &Row<'_>, field: &str, key: &str, norm: String) -> Result<()> {
         if let Some(&first_line) = self.seen.get(&norm) {
             return Err(row.error(
                 CatalogError::new(CatalogErrorKind::Duplicate {

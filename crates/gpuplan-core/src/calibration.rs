@@ -124,6 +124,16 @@ fn parse_rows(text: &str) -> Result<Vec<(u64, Factor)>> {
     Ok(factors)
 }
 
+/// `text` as one CSV field: quoted (quotes doubled) when `always` or when it
+/// holds a comma, a quote or a line break.
+fn csv_field(text: &str, always: bool) -> String {
+    if always || text.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", text.replace('"', "\"\""))
+    } else {
+        text.to_string()
+    }
+}
+
 /// The bundled table, parsed once.
 fn bundled_table() -> &'static Calibration {
     static BUNDLED: OnceLock<Calibration> = OnceLock::new();
@@ -199,13 +209,35 @@ impl Calibration {
         })
     }
 
-    /// Writes the CSV back.
+    /// Writes the CSV back, in the bundled file's layout: values to four
+    /// decimals (exactly, when rounding would leave the factor's bounds),
+    /// bounds as written, the meaning quoted. Fields are quoted as CSV
+    /// requires (a comma, quote or line break inside), so what
+    /// [`Calibration::parse`] read reads back the same.
     pub fn to_csv(&self) -> String {
+        let bundled = bundled_table();
         let mut out = String::from("name,value,min,max,meaning\n");
         for f in &self.factors {
+            let rounded = format!("{:.4}", f.value);
+            let inside = |v: f64| {
+                f.min <= v
+                    && v <= f.max
+                    && bundled
+                        .factors
+                        .iter()
+                        .find(|b| b.name == f.name)
+                        .is_none_or(|b| b.min <= v && v <= b.max)
+            };
+            let value = match rounded.parse::<f64>() {
+                Ok(v) if inside(v) => rounded,
+                _ => f.value.to_string(),
+            };
             out.push_str(&format!(
-                "{},{:.4},{},{},\"{}\"\n",
-                f.name, f.value, f.min, f.max, f.meaning
+                "{},{value},{},{},{}\n",
+                csv_field(&f.name, false),
+                f.min,
+                f.max,
+                csv_field(&f.meaning, true)
             ));
         }
         out
@@ -406,5 +438,33 @@ mod tests {
                 assert!(f.value > 0.0 && f.value <= 1.0, "{}", f.name);
             }
         }
+    }
+
+    /// Found by fuzzing (`calibration`): a meaning with a quote, or a value
+    /// whose four-decimal rounding leaves its bounds, was written so that it
+    /// did not read back.
+    #[test]
+    fn to_csv_reads_back_whatever_parse_accepted() {
+        let text = BUNDLED_CALIBRATION
+            .replace(
+                "\"achieved share of dense FP8 tensor peak, Hopper (H100, H200, GH200)\"",
+                "\"say \"\"hi\"\", then\nmore\"",
+            )
+            .replace(
+                "compute_efficiency.Hopper.16,0.5886,0.05,1",
+                "compute_efficiency.Hopper.16,0.123456,0.1,0.123456",
+            );
+        let c = Calibration::parse(&text).unwrap();
+        let again =
+            Calibration::parse(&c.to_csv()).unwrap_or_else(|e| panic!("{e}\n{}", c.to_csv()));
+        assert_eq!(c, again);
+        let hopper8 = again
+            .factors
+            .iter()
+            .find(|f| f.name == "compute_efficiency.Hopper.8")
+            .unwrap();
+        assert_eq!(hopper8.meaning, "say \"hi\", then\nmore");
+        // The bundled file's layout is kept: four decimals, the meaning quoted.
+        assert_eq!(Calibration::bundled().to_csv(), BUNDLED_CALIBRATION);
     }
 }

@@ -17,6 +17,15 @@ pub enum CoreError {
         /// What is allowed.
         expected: String,
     },
+    /// A file that does not parse (syntax or types); the message names the
+    /// line and the field where known.
+    #[error("{file}: {message}")]
+    Malformed {
+        /// The file as the user named it.
+        file: String,
+        /// What is wrong, where.
+        message: String,
+    },
     /// A catalog lookup or parse failed.
     #[error(transparent)]
     Catalog(#[from] CatalogError),
@@ -33,6 +42,16 @@ impl CoreError {
             field: field.into(),
             value: value.into(),
             expected: expected.into(),
+        }
+    }
+}
+
+impl CoreError {
+    /// A malformed-file error.
+    pub fn malformed(file: impl Into<String>, message: impl Into<String>) -> Self {
+        CoreError::Malformed {
+            file: file.into(),
+            message: message.into(),
         }
     }
 }

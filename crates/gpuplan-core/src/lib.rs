@@ -24,6 +24,7 @@ mod calibration;
 mod check;
 mod engine;
 mod error;
+mod finite;
 mod layout;
 pub mod limits;
 mod memory;
@@ -38,6 +39,7 @@ mod test_support;
 mod training_memory;
 mod validate;
 mod workload;
+mod workload_text;
 
 pub use calibration::{family, precision_class, Calibration, Factor, BUNDLED_CALIBRATION};
 pub use check::{
@@ -49,6 +51,7 @@ pub use engine::{
     vllm_command, LaunchSettings, Platform, ServingChoice, WeightKernel,
 };
 pub use error::{CoreError, Result};
+pub use finite::ensure_finite;
 pub use gpuplan_catalog::{CheckpointFormat, Variant};
 pub use layout::{weight_bytes_per_gpu, Layout};
 pub use memory::{
@@ -83,3 +86,4 @@ pub use workload::{
     Slo, TokenStats, DEFAULT_SPOT_PREEMPTIONS_PER_HOUR, DEFAULT_SPOT_REPLACEMENT_MINUTES,
     GEO_CODES,
 };
+pub use workload_text::{parse_workload, WorkloadFormat};

@@ -17,9 +17,13 @@ pub use gpuplan_catalog::limits::{Count, Span};
 /// `traffic.requests_per_s` and `mean_requests_per_s`: > 0 and at most 10
 /// million requests per second, 100× the largest public LLM API's peak.
 pub const REQUESTS_PER_S: Span = Span::above(0.0, 1e7);
-/// Token lengths (`mean`, `p99`, histogram buckets): > 0 and at most the
-/// longest context any model in the catalog may declare (2^27 tokens).
+/// Token lengths (`mean`, `p99`): > 0 and at most the longest context any
+/// model in the catalog may declare (2^27 tokens).
 pub const TOKENS: Span = Span::above(0.0, (1u64 << 27) as f64);
+/// The tokens of one histogram bucket: a length a request can have, from 1
+/// to 2^27 (the simulator draws requests of exactly these lengths, so a
+/// bucket of 0.3 tokens, which a mean may be, is no length at all).
+pub const HISTOGRAM_TOKENS: Span = Span::from(1.0, (1u64 << 27) as f64);
 /// A histogram bucket's weight: relative, from 0 to 10^15 (the sum of a
 /// thousand such weights stays exact enough in `f64`).
 pub const HISTOGRAM_WEIGHT: Span = Span::from(0.0, 1e15);

@@ -396,7 +396,11 @@ fn tokens(field: &str, raw: &RawTokens) -> Result<TokenStats> {
         }
         let mut buckets: Vec<(f64, f64)> = h.iter().map(|b| (b.0, b.1)).collect();
         for (t, w) in &buckets {
-            within(&format!("{field}.histogram tokens"), *t, limits::TOKENS)?;
+            within(
+                &format!("{field}.histogram tokens"),
+                *t,
+                limits::HISTOGRAM_TOKENS,
+            )?;
             within(
                 &format!("{field}.histogram weight"),
                 *w,
@@ -411,10 +415,20 @@ fn tokens(field: &str, raw: &RawTokens) -> Result<TokenStats> {
                 "a number > 0 (at least one bucket with weight > 0)",
             ));
         }
+        // Only buckets with weight are lengths requests have.
+        buckets.retain(|(_, w)| *w > 0.0);
         buckets.sort_by(|a, b| a.0.total_cmp(&b.0));
-        let mean = buckets.iter().map(|(t, w)| t * w).sum::<f64>() / total;
+        let (lo, hi) = (buckets[0].0, buckets[buckets.len() - 1].0);
+        // Weights as shares of the total (exact for one bucket, and for
+        // subnormal weights, where t·w would lose digits); rounding may
+        // still step a hair outside the buckets, where a mean cannot be.
+        let mean = buckets
+            .iter()
+            .map(|(t, w)| t * (w / total))
+            .sum::<f64>()
+            .clamp(lo, hi);
         let mut acc = 0.0;
-        let mut p99 = buckets.last().map(|b| b.0).unwrap_or(mean);
+        let mut p99 = hi;
         for (t, w) in &buckets {
             acc += w;
             // compare in weight units with a tolerance, so 0.99 of the weight is not missed by rounding
@@ -423,6 +437,12 @@ fn tokens(field: &str, raw: &RawTokens) -> Result<TokenStats> {
                 break;
             }
         }
+        // Less than 1 % of the weight far out ([[1, 99], [100000, 1]]) puts
+        // the mean above the 99th-percentile bucket. The models read a length
+        // distribution as its mean and an upper tail at least the mean (what
+        // the { mean, p99 } form requires), so the tail they use is the mean
+        // then: never below the true p99, never below the mean.
+        let p99 = p99.max(mean);
         return Ok(TokenStats { mean, p99 });
     }
     let mean = within(
@@ -925,6 +945,55 @@ mod tests {
         let e = e.unwrap_err();
         assert!(
             e.contains("traffic.requests_per_s") && e.contains("10000000"),
+            "{e}"
+        );
+    }
+
+    /// Found by fuzzing (`token_histogram`): a histogram with under 1 % of
+    /// its weight far out had a mean above its p99 (which the models, reading
+    /// mean and p99 with p99 >= mean, turned into a negative spread); and a
+    /// single bucket with a subnormal weight had a mean below the bucket.
+    /// The tail is the mean then, and a mean lies within the buckets.
+    #[test]
+    fn histogram_stats_are_consistent() {
+        let stats = |h: &str| {
+            let text = BASE.replace(
+                "{ mean = 100, p99 = 400 }",
+                &format!("{{ histogram = {h} }}"),
+            );
+            let raw: RawWorkload = toml::from_str(&text).unwrap();
+            raw.validate(catalog(), None).unwrap().output_tokens
+        };
+        // mean = 0.995 · 1 + 0.005 · 100000 = 500.995; p99 bucket 1.
+        let s = stats("[[1, 99.5], [100000, 0.5]]");
+        assert!((s.mean - 500.995).abs() < 1e-9 && s.p99 == s.mean, "{s:?}");
+        let s = stats("[[32.94528846769026, 9.5177e-320]]");
+        assert_eq!((s.mean, s.p99), (32.94528846769026, 32.94528846769026));
+        // A zero-weight bucket is no length: neither the p99 nor the range.
+        let s = stats("[[10, 1], [1000000, 0]]");
+        assert_eq!((s.mean, s.p99), (10.0, 10.0));
+        let text = BASE.replace(
+            "{ mean = 100, p99 = 400 }",
+            "{ histogram = [[100, 3], [1000, 1]] }",
+        );
+        let raw: RawWorkload = toml::from_str(&text).unwrap();
+        let w = raw.validate(catalog(), None).unwrap();
+        assert_eq!((w.output_tokens.mean, w.output_tokens.p99), (325.0, 1000.0));
+    }
+
+    /// Found by fuzzing (`token_histogram`): a bucket of 0.3 tokens passed
+    /// the workload (`plan`) but not the simulator (`simulate`,
+    /// `plan --verify`); both now take buckets of 1 to 2^27 tokens.
+    #[test]
+    fn histogram_buckets_are_lengths_a_request_can_have() {
+        let text = BASE.replace(
+            "{ mean = 100, p99 = 400 }",
+            "{ histogram = [[0.3, 1], [100, 1]] }",
+        );
+        let raw: RawWorkload = toml::from_str(&text).unwrap();
+        let e = raw.validate(catalog(), None).unwrap_err().to_string();
+        assert!(
+            e.contains("traffic.output_tokens.histogram tokens") && e.contains("from 1 to"),
             "{e}"
         );
     }

@@ -3,7 +3,7 @@
 
 use crate::error::SimError;
 use crate::rate::{RateCurve, Rescaler};
-use gpuplan_core::limits::SEQUENCE_TOKENS;
+use gpuplan_core::limits::{HISTOGRAM_TOKENS, SEQUENCE_TOKENS};
 use gpuplan_core::{Bucket, InferenceWorkload, TokenStats};
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -93,11 +93,13 @@ impl TokenLengths {
     pub fn histogram(buckets: &[Bucket]) -> Result<Self, SimError> {
         let mut sorted: Vec<(u32, f64)> = Vec::with_capacity(buckets.len());
         for b in buckets {
-            if !(b.0.is_finite() && b.0 >= 0.5 && SEQUENCE_TOKENS.contains(b.0.round() as u64)) {
+            // The workload's own rule (`limits::HISTOGRAM_TOKENS`): whatever
+            // `plan` accepts, the simulator accepts.
+            if !HISTOGRAM_TOKENS.contains(b.0) {
                 return Err(SimError::invalid(
                     "histogram tokens",
                     b.0,
-                    SEQUENCE_TOKENS.describe(),
+                    HISTOGRAM_TOKENS.describe(),
                 ));
             }
             if !(b.1.is_finite() && b.1 >= 0.0) {

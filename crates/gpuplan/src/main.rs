@@ -3,7 +3,6 @@
 mod cli;
 mod commands;
 mod error;
-mod finite;
 mod load;
 
 use clap::Parser;

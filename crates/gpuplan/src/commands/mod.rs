@@ -60,7 +60,7 @@ pub(crate) fn truncate(text: &str, max: usize) -> String {
 /// Stops with an internal error (exit 1) when `value` holds a NaN or an
 /// infinity: every report passes here before it is printed, as a table or JSON.
 pub(crate) fn check_finite<T: serde::Serialize>(value: &T) -> CliResult {
-    crate::finite::ensure_finite(value)
+    gpuplan_core::ensure_finite(value)
         .map_err(|field| CliError::Internal(format!("non-finite value in field {field}")))
 }
 

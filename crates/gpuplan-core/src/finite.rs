@@ -3,14 +3,19 @@
 //! Every report is a `Serialize` value; [`ensure_finite`] walks it with a
 //! serializer that looks only at floats and names the first field that is
 //! not finite. Inputs are range-checked at the boundary, so a non-finite
-//! number here is a bug in a model: the command stops with exit code 1 and
+//! number here is a bug in a model: the CLI stops with exit code 1 and
 //! `internal error: non-finite value in field X` instead of printing `NaN`,
-//! `inf` or (in JSON) a silent `null`.
+//! `inf` or (in JSON) a silent `null`. It lives in the core so every front
+//! end (CLI, simulator, fuzz checks) applies the same guard.
 
 use serde::ser::{self, Serialize};
 use std::fmt;
 
 /// Fails with the path of the first non-finite float in `value` (`plans[0].usd_per_hour`).
+///
+/// ```
+/// assert_eq!(gpuplan_core::ensure_finite(&[1.0, f64::NAN]), Err("[1] (= NaN)".to_string()));
+/// ```
 pub fn ensure_finite<T: Serialize + ?Sized>(value: &T) -> Result<(), String> {
     let mut walker = Walker::default();
     match value.serialize(&mut walker) {
