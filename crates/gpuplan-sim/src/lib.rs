@@ -60,6 +60,7 @@
 //! assert!(result.ttft_ms.p99 > result.ttft_ms.p50);
 //! ```
 
+mod config;
 mod cost;
 mod engine;
 mod error;
@@ -70,6 +71,7 @@ mod stats;
 mod traffic;
 mod verify;
 
+pub use config::{Router, SimConfig, SimResult};
 pub use cost::{CostModel, DeploymentCost};
 pub use engine::{EngineConfig, VLLM_BLOCK_TOKENS};
 pub use error::SimError;
@@ -79,7 +81,7 @@ pub use fleet::{
     WEIGHT_LOAD_GIB_PER_S,
 };
 pub use rate::{RateCurve, DAY_S};
-pub use sim::{simulate, simulate_with_progress, Progress, Router, SimConfig, SimResult};
+pub use sim::{simulate, simulate_with_progress, Progress};
 pub use stats::Percentiles;
 pub use traffic::{
     ArrivalProcess, ClosedLoop, Stop, SyntheticTraffic, TokenLengths, Trace, TraceRow, Traffic,

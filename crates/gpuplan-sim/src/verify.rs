@@ -2,11 +2,12 @@
 //! whose simulated p99s miss the SLO, so no plan is promised on the
 //! analytical tails alone.
 
+use crate::config::{Router, SimConfig, SimResult};
 use crate::cost::DeploymentCost;
 use crate::engine::{EngineConfig, VLLM_BLOCK_TOKENS};
 use crate::error::SimError;
 use crate::fleet::Dynamics;
-use crate::sim::{simulate, Router, SimConfig, SimResult};
+use crate::sim::simulate;
 use crate::traffic::{Stop, SyntheticTraffic, Traffic};
 use gpuplan_catalog::Catalog;
 use gpuplan_core::{plan_replica, Bucket, Calibration, InferenceWorkload, Plan, SimulatedTails};
