@@ -31,7 +31,7 @@ pub struct SimConfig {
     pub engine: EngineConfig,
     /// How arrivals are spread.
     pub router: Router,
-    /// Share of the arrivals (by count, or by time with [`Stop::Duration`])
+    /// Share of the arrivals (by count, or by time with [`crate::Stop::Duration`])
     /// left out of the statistics while the replicas fill up, in [0, 1).
     pub warmup_fraction: f64,
     /// The targets goodput counts against.
