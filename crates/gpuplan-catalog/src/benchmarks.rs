@@ -3,7 +3,7 @@
 
 use crate::error::{CatalogError, Result};
 use crate::limits;
-use crate::table::{DuplicateCheck, Table};
+use crate::table::{DuplicateCheck, Row, Table};
 use serde::Serialize;
 
 /// What a benchmark row measures.
@@ -68,6 +68,18 @@ pub struct BenchmarkRow {
     pub source: String,
     /// How it was measured.
     pub notes: String,
+    /// Data set key (`training:gpt3` ...) where stated.
+    pub dataset: String,
+    /// Activation recomputation as stated (`full`, `selective`, empty = none stated).
+    pub recompute: String,
+    /// torch.compile on, where stated.
+    pub compile: Option<bool>,
+    /// Pipeline schedule as stated (`interleaved`, `1f1b`).
+    pub pp_schedule: String,
+    /// Asynchronous tensor parallelism on, where stated.
+    pub async_tp: Option<bool>,
+    /// The value is for the whole system (all GPUs), where stated.
+    pub per_system: Option<bool>,
 }
 
 /// Parses a benchmark file. Every number must be in its range of
@@ -132,15 +144,36 @@ pub fn parse_benchmarks(file: &str, text: &str) -> Result<Vec<BenchmarkRow>> {
             unit: row.text("unit").to_string(),
             source: row.text("source").to_string(),
             notes: row.text("notes").to_string(),
+            dataset: row.text("dataset").to_string(),
+            recompute: row.text("recompute").to_ascii_lowercase(),
+            compile: flag(&row, "compile")?,
+            pp_schedule: row.text("pp_schedule").to_ascii_lowercase(),
+            async_tp: flag(&row, "async_tp")?,
+            per_system: flag(&row, "per_system")?,
             id,
         });
     }
     Ok(out)
 }
 
+/// An optional true/false cell.
+fn flag(row: &Row<'_>, column: &str) -> Result<Option<bool>> {
+    match row.text(column).to_ascii_lowercase().as_str() {
+        "" => Ok(None),
+        "true" => Ok(Some(true)),
+        "false" => Ok(Some(false)),
+        other => Err(row.error(CatalogError::invalid(column, other, "true, false or empty"))),
+    }
+}
+
 /// The development benchmark set bundled for calibration and `validate`.
 pub const BUNDLED_BENCHMARKS_DEV: &str =
     include_str!("../../../data/benchmarks/benchmarks_dev.csv");
+
+/// The second development set bundled for `validate --set mlperf`: MLPerf
+/// Inference/Training results and engine runs, one source per row.
+pub const BUNDLED_BENCHMARKS_DEV_2: &str =
+    include_str!("../../../data/benchmarks/benchmarks_dev_2.csv");
 
 #[cfg(test)]
 mod tests {

@@ -36,7 +36,9 @@ pub use anomalies::{
     Anomaly, AnomalyKind, PriceUse, GPU_HOUR_HIGH_FACTOR, GPU_HOUR_LOW_SHARE, MAX_HOST_GIB_PER_GPU,
     MAX_VCPUS_PER_GPU, MIN_VCPUS_PER_GPU, REGION_HIGH_FACTOR, REGION_LOW_SHARE, SPOT_FLOOR_SHARE,
 };
-pub use benchmarks::{parse_benchmarks, BenchmarkKind, BenchmarkRow, BUNDLED_BENCHMARKS_DEV};
+pub use benchmarks::{
+    parse_benchmarks, BenchmarkKind, BenchmarkRow, BUNDLED_BENCHMARKS_DEV, BUNDLED_BENCHMARKS_DEV_2,
+};
 pub use catalog::{Catalog, CatalogBuilder, TableKind};
 pub use checkpoint::{Checkpoint, CheckpointFormat, Variant};
 pub use error::{CatalogError, CatalogErrorKind, Result};

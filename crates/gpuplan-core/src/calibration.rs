@@ -159,15 +159,25 @@ impl Calibration {
     /// efficiency of 50 = 5000% is rejected). Errors name the line, field,
     /// value and range; the caller adds the file name.
     pub fn parse(text: &str) -> Result<Calibration> {
+        Calibration::parse_against(text, BUNDLED_CALIBRATION, "data/calibration.csv")
+    }
+
+    /// Parses `text` against a reference table (`reference`, named
+    /// `reference_name` in messages): the same factors, each within the
+    /// reference bounds.
+    pub fn parse_against(text: &str, reference: &str, reference_name: &str) -> Result<Calibration> {
         let factors = parse_rows(text)?;
-        let bundled = bundled_table();
+        let bundled = Calibration {
+            factors: parse_rows(reference)?.into_iter().map(|(_, f)| f).collect(),
+        };
+        let bundled = &bundled;
         for (line, f) in &factors {
             let Some(b) = bundled.factors.iter().find(|b| b.name == f.name) else {
                 return Err(CoreError::invalid(
                     format!("name (line {line})"),
                     &f.name,
                     format!(
-                        "one of the factors of data/calibration.csv: {}",
+                        "one of the factors of {reference_name}: {}",
                         bundled
                             .factors
                             .iter()
@@ -199,7 +209,7 @@ impl Calibration {
                 "factors",
                 format!("{} of {} given", factors.len(), bundled.factors.len()),
                 format!(
-                    "every factor of data/calibration.csv; missing: {}",
+                    "every factor of {reference_name}; missing: {}",
                     missing.join(", ")
                 ),
             ));

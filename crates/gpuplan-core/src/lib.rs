@@ -36,6 +36,7 @@ mod serving;
 mod tails;
 #[cfg(test)]
 mod test_support;
+pub mod training;
 mod training_memory;
 mod validate;
 mod workload;
@@ -61,6 +62,9 @@ pub use memory::{
     REPORTED_CAPACITY_FRACTION, RUNTIME_OVERHEAD_GIB,
 };
 pub use perf::{roofline, Bound, Deployment, IterationCost, IterationWork};
+pub use plan::training::{
+    plan_training, plan_training_framework, TrainingPlan, TrainingReport, TRAINING_PLANS_SHOWN,
+};
 pub use plan::{
     plan, Derivation, Plan, PlanOptions, PlanReport, PriceFlag, RejectReason, Rejection,
     SimulatedTails, Verification, BATCH_CAPS, MAX_REPLICAS,
@@ -78,12 +82,13 @@ pub use training_memory::{
     TrainingMemoryInput, ALLOCATOR_OVERHEAD_FRACTION,
 };
 pub use validate::{
-    calibration_loss, fit_calibration, number_after, percentile, predict_inference, summarize,
-    validate, ErrorSummary, Prediction, ValidationReport, ValidationRow, ValidationSummary,
+    calibration_loss, fit_calibration, fit_training_calibration, number_after, percentile,
+    predict_inference, summarize, training_loss, validate, validate_with, ErrorSummary, Prediction,
+    ValidationReport, ValidationRow, ValidationSummary,
 };
 pub use workload::{
     default_kv_precision, Bucket, Constraints, InferenceWorkload, PriceTrust, Pricing, RawWorkload,
     Slo, TokenStats, DEFAULT_SPOT_PREEMPTIONS_PER_HOUR, DEFAULT_SPOT_REPLACEMENT_MINUTES,
     GEO_CODES,
 };
-pub use workload_text::{parse_workload, WorkloadFormat};
+pub use workload_text::{parse_document, parse_workload, workload_kind, WorkloadFormat};

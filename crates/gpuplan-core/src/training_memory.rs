@@ -265,7 +265,7 @@ fn largest_layer_params(m: &ModelArch) -> f64 {
 }
 
 /// LoRA parameters per layer: rank · (d_in + d_out) per adapted matrix.
-fn lora_params_per_layer(m: &ModelArch, rank: u64, all_linear: bool) -> f64 {
+pub(crate) fn lora_params_per_layer(m: &ModelArch, rank: u64, all_linear: bool) -> f64 {
     let h = m.hidden_size;
     let q = m.num_attention_heads * m.head_dim;
     let kv = m.num_kv_heads * m.head_dim;

@@ -4,6 +4,7 @@ use crate::calibration::Calibration;
 use crate::layout::Layout;
 use crate::perf::Deployment;
 use crate::serving::{burst, trtllm_bench_throughput};
+use crate::training::{predict_training, TrainingFactors};
 use crate::training_memory::{
     training_memory, FineTuneMethod, Optimizer, PipelineSchedule, Recompute, TrainingMemoryInput,
 };
@@ -109,18 +110,25 @@ pub fn summarize<'a>(rows: impl Iterator<Item = &'a ValidationRow>) -> ErrorSumm
 /// A prediction (value and what bounds it) or the reason there is none.
 pub type Prediction = Result<(f64, Option<String>), String>;
 
-/// Predicts every row with the given calibration.
+/// Predicts every row with the given calibration and the bundled training factors.
 pub fn validate(catalog: &Catalog, rows: &[BenchmarkRow], cal: &Calibration) -> ValidationReport {
+    validate_with(catalog, rows, cal, &TrainingFactors::bundled())
+}
+
+/// Predicts every row with the given inference and training factors.
+pub fn validate_with(
+    catalog: &Catalog,
+    rows: &[BenchmarkRow],
+    cal: &Calibration,
+    training: &TrainingFactors,
+) -> ValidationReport {
     let mut out: Vec<ValidationRow> = rows
         .iter()
         .map(|row| {
             let prediction = match row.kind {
                 BenchmarkKind::Memory => predict_memory(catalog, row),
                 BenchmarkKind::Inference => predict_inference(catalog, row, cal),
-                BenchmarkKind::Training => Err(
-                    "training-throughput model not implemented yet (memory rows are predicted)"
-                        .to_string(),
-                ),
+                BenchmarkKind::Training => predict_training(catalog, row, cal, training),
             };
             let (predicted, error_pct, skipped, bound) = match prediction {
                 Ok((p, bound)) => (
@@ -454,6 +462,86 @@ pub fn fit_calibration(
         }
     }
     cal
+}
+
+/// Total soft-L1 loss of the training factors over the training
+/// throughput rows (tokens/s/GPU, TFLOP/s/GPU), and how many were predicted.
+pub fn training_loss(
+    catalog: &Catalog,
+    rows: &[&BenchmarkRow],
+    cal: &Calibration,
+    training: &TrainingFactors,
+) -> (f64, usize) {
+    rows.iter()
+        .filter_map(|row| {
+            predict_training(catalog, row, cal, training)
+                .ok()
+                .map(|(p, _)| (p, row.value))
+        })
+        .filter(|(p, m)| *p > 0.0 && *m > 0.0 && p.is_finite())
+        .map(|(p, m)| (soft_l1((p / m).ln()), 1usize))
+        .fold((0.0, 0), |a, b| (a.0 + b.0, a.1 + b.1))
+}
+
+/// Fits the training factors on the training throughput rows only (never
+/// on time-to-train rows, which stay a held-out check), by the same bounded
+/// coordinate descent as [`fit_calibration`], from the middle of each bound.
+pub fn fit_training_calibration(
+    catalog: &Catalog,
+    rows: &[BenchmarkRow],
+    cal: &Calibration,
+    template: &TrainingFactors,
+) -> TrainingFactors {
+    let throughput: Vec<&BenchmarkRow> = rows
+        .iter()
+        .filter(|r| {
+            r.kind == BenchmarkKind::Training
+                && matches!(r.metric.as_str(), "tokens_per_s_per_gpu" | "tflops_per_gpu")
+        })
+        .collect();
+    let mut fitted = template.clone();
+    for f in &mut fitted.table.factors {
+        f.value = 0.5 * (f.min + f.max);
+    }
+    let (mut best, n_rows) = training_loss(catalog, &throughput, cal, &fitted);
+    if n_rows == 0 {
+        return fitted;
+    }
+    let mut steps: Vec<f64> = vec![0.2; fitted.table.factors.len()];
+    for _sweep in 0..400 {
+        let mut improved = false;
+        #[allow(clippy::needless_range_loop)] // steps[i] and factors[i] move together
+        for i in 0..steps.len() {
+            if steps[i] < 1e-3 {
+                continue;
+            }
+            let mut moved = false;
+            for direction in [1.0, -1.0] {
+                let f = &fitted.table.factors[i];
+                let candidate = (f.value * (1.0 + direction * steps[i])).clamp(f.min, f.max);
+                if (candidate - f.value).abs() < 1e-12 {
+                    continue;
+                }
+                let old = f.value;
+                fitted.table.factors[i].value = candidate;
+                let (loss, n) = training_loss(catalog, &throughput, cal, &fitted);
+                if n == n_rows && loss < best - 1e-12 {
+                    best = loss;
+                    moved = true;
+                    improved = true;
+                    break;
+                }
+                fitted.table.factors[i].value = old;
+            }
+            if !moved {
+                steps[i] /= 2.0;
+            }
+        }
+        if !improved && steps.iter().all(|s| *s < 1e-3) {
+            break;
+        }
+    }
+    fitted
 }
 
 #[cfg(test)]

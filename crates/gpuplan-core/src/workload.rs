@@ -215,6 +215,10 @@ pub struct RawConstraints {
     pub max_usd_per_hour: Option<f64>,
     /// Highest utilisation at peak a plan may run at (default 0.8 = 20% headroom).
     pub max_utilization: Option<f64>,
+    /// Training: most GPUs the job may use.
+    pub max_gpus: Option<u64>,
+    /// Training: most nodes (instances) the job may use.
+    pub max_nodes: Option<u64>,
 }
 
 /// `[pricing]`.
@@ -606,180 +610,23 @@ impl RawWorkload {
                 .map(|v| within("slo.e2e_ms_p99", v, limits::LATENCY_MS))
                 .transpose()?,
         };
-        let c = &self.constraints;
-        let known = catalog.providers();
-        let providers: Vec<String> = c
-            .providers
-            .clone()
-            .unwrap_or_default()
-            .iter()
-            .map(|p| p.to_ascii_lowercase())
-            .collect();
-        for p in &providers {
-            if !known.contains(p) {
+        for (field, set) in [
+            ("constraints.max_gpus", self.constraints.max_gpus.is_some()),
+            (
+                "constraints.max_nodes",
+                self.constraints.max_nodes.is_some(),
+            ),
+        ] {
+            if set {
                 return Err(CoreError::invalid(
-                    "constraints.providers",
-                    p,
-                    format!("one of {}", known.join(", ")),
+                    field,
+                    "(set)",
+                    "nothing: it applies to training workloads; size inference with max_gpus_per_replica and min_replicas",
                 ));
             }
         }
-        let regions = c.regions.clone().unwrap_or_default();
-        for r in &regions {
-            let pattern = glob::Pattern::new(r).map_err(|e| {
-                CoreError::invalid(
-                    "constraints.regions",
-                    r,
-                    format!("a region name or glob ({e})"),
-                )
-            })?;
-            if !catalog
-                .offerings()
-                .iter()
-                .any(|o| pattern.matches(&o.region))
-            {
-                let mut known: Vec<&str> = catalog
-                    .regions()
-                    .iter()
-                    .map(|x| x.region.as_str())
-                    .collect();
-                known.sort_by_key(|k| (strsim_distance(k, r), *k));
-                known.dedup();
-                return Err(CoreError::invalid(
-                    "constraints.regions",
-                    r,
-                    format!(
-                        "a region of an offering (closest: {})",
-                        known.iter().take(3).copied().collect::<Vec<_>>().join(", ")
-                    ),
-                ));
-            }
-        }
-        let geo: Vec<String> = c
-            .geo
-            .clone()
-            .unwrap_or_default()
-            .iter()
-            .map(|g| g.to_ascii_uppercase())
-            .collect();
-        for g in &geo {
-            if !GEO_CODES.contains(&g.as_str()) {
-                return Err(CoreError::invalid(
-                    "constraints.geo",
-                    g,
-                    format!("one of {}", GEO_CODES.join(", ")),
-                ));
-            }
-        }
-        let countries: Vec<String> = c
-            .countries
-            .clone()
-            .unwrap_or_default()
-            .iter()
-            .map(|g| g.to_ascii_uppercase())
-            .collect();
-        for cc in &countries {
-            if cc.len() != 2 || !cc.chars().all(|x| x.is_ascii_alphabetic()) {
-                return Err(CoreError::invalid(
-                    "constraints.countries",
-                    cc,
-                    "ISO 3166 two-letter codes (DE, FR, US ...)",
-                ));
-            }
-            if !catalog.regions().iter().any(|r| &r.country == cc) {
-                let hint = if cc == "UK" {
-                    " (the United Kingdom is GB)"
-                } else {
-                    ""
-                };
-                return Err(CoreError::invalid(
-                    "constraints.countries",
-                    cc,
-                    format!("the ISO code of a country with a cloud region in the catalog{hint}"),
-                ));
-            }
-        }
-        let resolve = |field: &str, list: &Option<Vec<String>>| -> Result<Vec<String>> {
-            list.clone()
-                .unwrap_or_default()
-                .iter()
-                .map(|g| {
-                    catalog
-                        .gpu(g)
-                        .map(|spec| spec.name.clone())
-                        .map_err(|e| CoreError::invalid(field, g, e.to_string()))
-                })
-                .collect()
-        };
-        let gpus = resolve("constraints.gpus", &c.gpus)?;
-        let exclude_gpus = resolve("constraints.exclude_gpus", &c.exclude_gpus)?;
-        let min_replicas = count_in(
-            "constraints.min_replicas",
-            c.min_replicas.unwrap_or(1),
-            limits::MIN_REPLICAS,
-        )?;
-        let max_gpus_per_replica = count_in(
-            "constraints.max_gpus_per_replica",
-            c.max_gpus_per_replica.unwrap_or(16),
-            limits::MAX_GPUS_PER_REPLICA,
-        )?;
-        let max_usd_per_hour = c
-            .max_usd_per_hour
-            .map(|v| {
-                within(
-                    "constraints.max_usd_per_hour",
-                    v,
-                    limits::BUDGET_USD_PER_HOUR,
-                )
-            })
-            .transpose()?;
-        let max_utilization = within(
-            "constraints.max_utilization",
-            c.max_utilization.unwrap_or(0.8),
-            limits::MAX_UTILIZATION,
-        )?;
-        let mut discounts = BTreeMap::new();
-        // Provider names are case-insensitive: `aws` and `AWS` are one key.
-        let mut written: BTreeMap<String, String> = BTreeMap::new();
-        for (key, d) in self.pricing.discounts.clone().unwrap_or_default() {
-            let p = key.to_ascii_lowercase();
-            if let Some(first) = written.insert(p.clone(), key.clone()) {
-                return Err(CoreError::invalid(
-                    "pricing.discounts",
-                    format!("{first} and {key}"),
-                    "one discount per provider (provider names are case-insensitive)",
-                ));
-            }
-            if !known.contains(&p) {
-                return Err(CoreError::invalid(
-                    "pricing.discounts",
-                    &p,
-                    format!("a provider: one of {}", known.join(", ")),
-                ));
-            }
-            if !(0.0..1.0).contains(&d) {
-                return Err(CoreError::invalid(
-                    format!("pricing.discounts.{p}"),
-                    d.to_string(),
-                    "a fraction in [0, 1), e.g. 0.25 for 25% off",
-                ));
-            }
-            discounts.insert(p, d);
-        }
-        let preemptions = within(
-            "pricing.spot_preemptions_per_hour",
-            self.pricing
-                .spot_preemptions_per_hour
-                .unwrap_or(DEFAULT_SPOT_PREEMPTIONS_PER_HOUR),
-            limits::SPOT_PREEMPTIONS_PER_HOUR,
-        )?;
-        let replacement_minutes = within(
-            "pricing.spot_replacement_minutes",
-            self.pricing
-                .spot_replacement_minutes
-                .unwrap_or(DEFAULT_SPOT_REPLACEMENT_MINUTES),
-            limits::SPOT_REPLACEMENT_MINUTES,
-        )?;
+        let constraints = validate_constraints(&self.constraints, catalog)?;
+        let pricing = validate_pricing(&self.pricing, catalog)?;
         let memory_utilization = within(
             "engine.memory_utilization",
             self.engine
@@ -810,29 +657,215 @@ impl RawWorkload {
             output_tokens,
             arrival_cv2,
             slo,
-            constraints: Constraints {
-                providers,
-                regions,
-                geo,
-                countries,
-                gpus,
-                exclude_gpus,
-                spot: c.spot.unwrap_or(false),
-                min_replicas,
-                max_gpus_per_replica,
-                max_usd_per_hour,
-                max_utilization,
-            },
-            pricing: Pricing {
-                discounts,
-                spot_preemptions_per_hour: preemptions,
-                spot_replacement_hours: replacement_minutes / 60.0,
-                trust: self.pricing.trust.unwrap_or_default(),
-            },
+            constraints,
+            pricing,
             memory_utilization,
             max_batched_tokens,
         })
     }
+}
+
+/// Validates `[constraints]` against the catalog (providers, regions, geo,
+/// countries and GPUs must exist; counts and budgets in range).
+pub fn validate_constraints(c: &RawConstraints, catalog: &Catalog) -> Result<Constraints> {
+    let known = catalog.providers();
+    let providers: Vec<String> = c
+        .providers
+        .clone()
+        .unwrap_or_default()
+        .iter()
+        .map(|p| p.to_ascii_lowercase())
+        .collect();
+    for p in &providers {
+        if !known.contains(p) {
+            return Err(CoreError::invalid(
+                "constraints.providers",
+                p,
+                format!("one of {}", known.join(", ")),
+            ));
+        }
+    }
+    let regions = c.regions.clone().unwrap_or_default();
+    for r in &regions {
+        let pattern = glob::Pattern::new(r).map_err(|e| {
+            CoreError::invalid(
+                "constraints.regions",
+                r,
+                format!("a region name or glob ({e})"),
+            )
+        })?;
+        if !catalog
+            .offerings()
+            .iter()
+            .any(|o| pattern.matches(&o.region))
+        {
+            let mut known: Vec<&str> = catalog
+                .regions()
+                .iter()
+                .map(|x| x.region.as_str())
+                .collect();
+            known.sort_by_key(|k| (strsim_distance(k, r), *k));
+            known.dedup();
+            return Err(CoreError::invalid(
+                "constraints.regions",
+                r,
+                format!(
+                    "a region of an offering (closest: {})",
+                    known.iter().take(3).copied().collect::<Vec<_>>().join(", ")
+                ),
+            ));
+        }
+    }
+    let geo: Vec<String> = c
+        .geo
+        .clone()
+        .unwrap_or_default()
+        .iter()
+        .map(|g| g.to_ascii_uppercase())
+        .collect();
+    for g in &geo {
+        if !GEO_CODES.contains(&g.as_str()) {
+            return Err(CoreError::invalid(
+                "constraints.geo",
+                g,
+                format!("one of {}", GEO_CODES.join(", ")),
+            ));
+        }
+    }
+    let countries: Vec<String> = c
+        .countries
+        .clone()
+        .unwrap_or_default()
+        .iter()
+        .map(|g| g.to_ascii_uppercase())
+        .collect();
+    for cc in &countries {
+        if cc.len() != 2 || !cc.chars().all(|x| x.is_ascii_alphabetic()) {
+            return Err(CoreError::invalid(
+                "constraints.countries",
+                cc,
+                "ISO 3166 two-letter codes (DE, FR, US ...)",
+            ));
+        }
+        if !catalog.regions().iter().any(|r| &r.country == cc) {
+            let hint = if cc == "UK" {
+                " (the United Kingdom is GB)"
+            } else {
+                ""
+            };
+            return Err(CoreError::invalid(
+                "constraints.countries",
+                cc,
+                format!("the ISO code of a country with a cloud region in the catalog{hint}"),
+            ));
+        }
+    }
+    let resolve = |field: &str, list: &Option<Vec<String>>| -> Result<Vec<String>> {
+        list.clone()
+            .unwrap_or_default()
+            .iter()
+            .map(|g| {
+                catalog
+                    .gpu(g)
+                    .map(|spec| spec.name.clone())
+                    .map_err(|e| CoreError::invalid(field, g, e.to_string()))
+            })
+            .collect()
+    };
+    let gpus = resolve("constraints.gpus", &c.gpus)?;
+    let exclude_gpus = resolve("constraints.exclude_gpus", &c.exclude_gpus)?;
+    let min_replicas = count_in(
+        "constraints.min_replicas",
+        c.min_replicas.unwrap_or(1),
+        limits::MIN_REPLICAS,
+    )?;
+    let max_gpus_per_replica = count_in(
+        "constraints.max_gpus_per_replica",
+        c.max_gpus_per_replica.unwrap_or(16),
+        limits::MAX_GPUS_PER_REPLICA,
+    )?;
+    let max_usd_per_hour = c
+        .max_usd_per_hour
+        .map(|v| {
+            within(
+                "constraints.max_usd_per_hour",
+                v,
+                limits::BUDGET_USD_PER_HOUR,
+            )
+        })
+        .transpose()?;
+    let max_utilization = within(
+        "constraints.max_utilization",
+        c.max_utilization.unwrap_or(0.8),
+        limits::MAX_UTILIZATION,
+    )?;
+    Ok(Constraints {
+        providers,
+        regions,
+        geo,
+        countries,
+        gpus,
+        exclude_gpus,
+        spot: c.spot.unwrap_or(false),
+        min_replicas,
+        max_gpus_per_replica,
+        max_usd_per_hour,
+        max_utilization,
+    })
+}
+
+/// Validates `[pricing]`: one discount per known provider in [0, 1), spot
+/// assumptions in range.
+pub fn validate_pricing(pricing: &RawPricing, catalog: &Catalog) -> Result<Pricing> {
+    let known = catalog.providers();
+    let mut discounts = BTreeMap::new();
+    // Provider names are case-insensitive: `aws` and `AWS` are one key.
+    let mut written: BTreeMap<String, String> = BTreeMap::new();
+    for (key, d) in pricing.discounts.clone().unwrap_or_default() {
+        let p = key.to_ascii_lowercase();
+        if let Some(first) = written.insert(p.clone(), key.clone()) {
+            return Err(CoreError::invalid(
+                "pricing.discounts",
+                format!("{first} and {key}"),
+                "one discount per provider (provider names are case-insensitive)",
+            ));
+        }
+        if !known.contains(&p) {
+            return Err(CoreError::invalid(
+                "pricing.discounts",
+                &p,
+                format!("a provider: one of {}", known.join(", ")),
+            ));
+        }
+        if !(0.0..1.0).contains(&d) {
+            return Err(CoreError::invalid(
+                format!("pricing.discounts.{p}"),
+                d.to_string(),
+                "a fraction in [0, 1), e.g. 0.25 for 25% off",
+            ));
+        }
+        discounts.insert(p, d);
+    }
+    let preemptions = within(
+        "pricing.spot_preemptions_per_hour",
+        pricing
+            .spot_preemptions_per_hour
+            .unwrap_or(DEFAULT_SPOT_PREEMPTIONS_PER_HOUR),
+        limits::SPOT_PREEMPTIONS_PER_HOUR,
+    )?;
+    let replacement_minutes = within(
+        "pricing.spot_replacement_minutes",
+        pricing
+            .spot_replacement_minutes
+            .unwrap_or(DEFAULT_SPOT_REPLACEMENT_MINUTES),
+        limits::SPOT_REPLACEMENT_MINUTES,
+    )?;
+    Ok(Pricing {
+        discounts,
+        spot_preemptions_per_hour: preemptions,
+        spot_replacement_hours: replacement_minutes / 60.0,
+        trust: pricing.trust.unwrap_or_default(),
+    })
 }
 
 /// Jurisdictions and continents `constraints.geo` accepts.

@@ -26,6 +26,33 @@ pub enum WorkloadFormat {
 /// assert!(e.to_string().starts_with("w.toml: line 1"), "{e}");
 /// ```
 pub fn parse_workload(name: &str, text: &str, format: WorkloadFormat) -> Result<RawWorkload> {
+    parse_document(name, text, format)
+}
+
+/// The `kind` a workload file declares, when it parses as a table with a
+/// string `kind` (None otherwise: the full parse then reports the error).
+pub fn workload_kind(text: &str, format: WorkloadFormat) -> Option<String> {
+    match format {
+        WorkloadFormat::Json => serde_json::from_str::<serde_json::Value>(text)
+            .ok()?
+            .get("kind")?
+            .as_str()
+            .map(str::to_string),
+        WorkloadFormat::Toml => toml::from_str::<toml::Table>(text)
+            .ok()?
+            .get("kind")?
+            .as_str()
+            .map(str::to_string),
+    }
+}
+
+/// Parses any workload document type with the same located, worded errors
+/// as [`parse_workload`].
+pub fn parse_document<T: serde::de::DeserializeOwned>(
+    name: &str,
+    text: &str,
+    format: WorkloadFormat,
+) -> Result<T> {
     let located = |line: Option<usize>, path: &serde_path_to_error::Path, msg: &str| {
         let line = line.map(|l| format!("line {l}: ")).unwrap_or_default();
         let path = path.to_string();

@@ -233,19 +233,40 @@ pub struct ValidateCmd {
     /// Calibration table (default: the bundled data/calibration.csv).
     #[arg(long, value_name = "FILE")]
     pub calibration: Option<PathBuf>,
-    /// Refit the efficiency factors on the inference rows of the file and
-    /// report the fitted table (bounded coordinate descent on log error).
+    /// Refit the efficiency factors on the inference rows of the file (and
+    /// the training factors on its training-throughput rows) and report the
+    /// fitted tables (bounded coordinate descent on log error).
     #[arg(long)]
     pub fit: bool,
     /// With --fit: write the fitted factors to this CSV.
     #[arg(long, value_name = "FILE", requires = "fit")]
     pub write_calibration: Option<PathBuf>,
+    /// Which bundled set without --benchmarks: `dev` (vendor perf tables,
+    /// Megatron/torchtitan training) or `mlperf` (benchmarks_dev_2.csv: MLPerf
+    /// Inference/Training results and engine runs).
+    #[arg(long, value_enum, default_value = "dev", conflicts_with = "benchmarks")]
+    pub set: SetArg,
+    /// Training calibration table (default: the bundled data/training_calibration.csv).
+    #[arg(long, value_name = "FILE")]
+    pub training_calibration: Option<PathBuf>,
+    /// With --fit: write the fitted training factors to this CSV.
+    #[arg(long, value_name = "FILE", requires = "fit")]
+    pub write_training_calibration: Option<PathBuf>,
     /// Print the summaries and the worst rows as Markdown (for the README).
     #[arg(long, conflicts_with = "json")]
     pub markdown: bool,
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
+}
+
+/// Bundled benchmark sets.
+#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
+pub enum SetArg {
+    /// data/benchmarks/benchmarks_dev.csv.
+    Dev,
+    /// data/benchmarks/benchmarks_dev_2.csv.
+    Mlperf,
 }
 
 #[derive(Debug, Args)]

@@ -121,3 +121,53 @@ pub fn workload_with_raw(
         .map_err(|e| CliError::bad(format!("{name}: {e}")))?;
     Ok((validated, raw))
 }
+
+/// The syntax of a workload file, from its extension.
+pub fn workload_format(path: &Path) -> WorkloadFormat {
+    if path.extension().and_then(|e| e.to_str()) == Some("json") {
+        WorkloadFormat::Json
+    } else {
+        WorkloadFormat::Toml
+    }
+}
+
+/// The `kind` a workload file declares (None when unreadable as a table; the
+/// full parse then names the error).
+pub fn workload_kind(path: &Path) -> CliResult<Option<String>> {
+    let text = read(path)?;
+    Ok(gpuplan_core::workload_kind(&text, workload_format(path)))
+}
+
+/// Reads and validates a training workload file.
+pub fn training_workload(
+    catalog: &Catalog,
+    path: &Path,
+) -> CliResult<gpuplan_core::training::TrainingWorkload> {
+    let text = read(path)?;
+    let name = path.display().to_string();
+    let raw: gpuplan_core::training::RawTrainingWorkload =
+        gpuplan_core::parse_document(&name, &text, workload_format(path))?;
+    let hf_model = match &raw.model.hf_config {
+        Some(rel) => {
+            let p = path.parent().unwrap_or(Path::new(".")).join(rel);
+            let id = raw
+                .model
+                .id
+                .clone()
+                .unwrap_or_else(|| "hf-model".to_string());
+            Some(import_hf_config(&p.display().to_string(), &read(&p)?, &id)?)
+        }
+        None => None,
+    };
+    raw.validate(catalog, hf_model)
+        .map_err(|e| CliError::bad(format!("{name}: {e}")))
+}
+
+/// The training calibration table: the user's file or the bundled one.
+pub fn training_factors(path: Option<&Path>) -> CliResult<gpuplan_core::training::TrainingFactors> {
+    match path {
+        Some(p) => gpuplan_core::training::TrainingFactors::parse(&read(p)?)
+            .map_err(|e| CliError::bad(format!("{}: {e}", p.display()))),
+        None => Ok(gpuplan_core::training::TrainingFactors::bundled()),
+    }
+}

@@ -4,7 +4,7 @@
 use super::rejections::{RejectReason, Rejections};
 use crate::check::{check_accelerator, Spelling};
 use crate::layout::Layout;
-use crate::workload::InferenceWorkload;
+use crate::workload::Constraints;
 use gpuplan_catalog::{Catalog, GpuSpec, Offering, Precision};
 
 /// An offering that passed the constraints, with its GPU spec.
@@ -36,8 +36,7 @@ pub(crate) struct ReplicaKey {
 }
 
 /// Whether the offering's region satisfies the residency constraint.
-fn residency_ok(catalog: &Catalog, w: &InferenceWorkload, o: &Offering) -> bool {
-    let c = &w.constraints;
+fn residency_ok(catalog: &Catalog, c: &Constraints, o: &Offering) -> bool {
     if c.geo.is_empty() && c.countries.is_empty() {
         return true;
     }
@@ -61,12 +60,11 @@ fn residency_ok(catalog: &Catalog, w: &InferenceWorkload, o: &Offering) -> bool 
 /// Why an offering fails the constraints, with an example line.
 fn constraint_failure(
     catalog: &Catalog,
-    w: &InferenceWorkload,
+    c: &Constraints,
     region_patterns: &[glob::Pattern],
     o: &Offering,
     gpu: &GpuSpec,
 ) -> Option<(RejectReason, String)> {
-    let c = &w.constraints;
     if !c.providers.is_empty() && !c.providers.contains(&o.provider) {
         let e = format!("{} {}: provider {}", o.instance_type, o.region, o.provider);
         return Some((RejectReason::ProviderNotAllowed, e));
@@ -75,7 +73,7 @@ fn constraint_failure(
         let e = format!("{} {}: region {}", o.provider, o.instance_type, o.region);
         return Some((RejectReason::RegionNotAllowed, e));
     }
-    if !residency_ok(catalog, w, o) {
+    if !residency_ok(catalog, c, o) {
         let where_ = catalog
             .region(&o.provider, &o.region)
             .map(|r| format!("{} ({}, {})", r.region, r.country, r.location))
@@ -115,11 +113,10 @@ fn constraint_failure(
 /// The offerings that pass the constraints; the others are counted in `rejected`.
 pub(crate) fn passing_offerings<'a>(
     catalog: &'a Catalog,
-    w: &InferenceWorkload,
+    c: &Constraints,
     rejected: &mut Rejections,
 ) -> Vec<Candidate<'a>> {
-    let region_patterns: Vec<glob::Pattern> = w
-        .constraints
+    let region_patterns: Vec<glob::Pattern> = c
         .regions
         .iter()
         .filter_map(|r| glob::Pattern::new(r).ok())
@@ -136,7 +133,7 @@ pub(crate) fn passing_offerings<'a>(
             });
             continue;
         };
-        if let Some((reason, example)) = constraint_failure(catalog, w, &region_patterns, o, gpu) {
+        if let Some((reason, example)) = constraint_failure(catalog, c, &region_patterns, o, gpu) {
             rejected.add(reason, 1, None, || example);
             continue;
         }

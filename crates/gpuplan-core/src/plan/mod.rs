@@ -18,6 +18,8 @@ mod frontier;
 mod launch;
 mod rejections;
 mod report;
+pub mod training;
+mod training_launch;
 
 pub(crate) use candidates::ReplicaKey;
 pub(crate) use capacity::replica_spec;
@@ -47,7 +49,7 @@ pub fn plan(
     options: PlanOptions,
 ) -> PlanReport {
     let mut rejected = Rejections::default();
-    let passing = passing_offerings(catalog, w, &mut rejected);
+    let passing = passing_offerings(catalog, &w.constraints, &mut rejected);
     let cx = CapacityContext {
         workload: w,
         cal,

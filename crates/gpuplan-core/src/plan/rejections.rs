@@ -46,6 +46,10 @@ pub enum RejectReason {
     E2eSlo,
     /// The fleet costs more than `max_usd_per_hour`.
     OverBudget,
+    /// Training: the expected wall time misses `goals.deadline_hours`.
+    MissesDeadline,
+    /// Training: the total cost exceeds `goals.max_usd`.
+    OverTotalBudget,
 }
 
 impl RejectReason {
@@ -78,6 +82,8 @@ impl RejectReason {
             RejectReason::TpotSlo => "p99 TPOT above the SLO at every batch size",
             RejectReason::E2eSlo => "p99 end-to-end latency above the SLO",
             RejectReason::OverBudget => "fleet costs more than constraints.max_usd_per_hour",
+            RejectReason::MissesDeadline => "expected time to train exceeds goals.deadline_hours",
+            RejectReason::OverTotalBudget => "total cost exceeds goals.max_usd",
         }
     }
 }

@@ -6,6 +6,7 @@ mod export;
 mod fit;
 mod plan;
 mod plan_summary;
+mod plan_training;
 mod simulate;
 mod validate;
 

@@ -88,6 +88,9 @@ pub fn run(catalog: &Catalog, cmd: PlanCmd) -> CliResult {
             cmd.workload.len()
         )));
     };
+    if load::workload_kind(path)?.as_deref() == Some("training") {
+        return super::plan_training::run(catalog, &cal, path, &cmd);
+    }
     if let Some(kind) = cmd.export {
         return super::export::run(catalog, &cal, path, &cmd, kind, verify);
     }

@@ -1,18 +1,24 @@
 //! `gpuplan validate`: predicted vs measured on a benchmark file.
 
 use super::{check_finite, opt, print_json, table};
-use crate::cli::{KindArg, ValidateCmd};
+use crate::cli::{KindArg, SetArg, ValidateCmd};
 use crate::error::{CliError, CliResult};
 use crate::load;
-use gpuplan_catalog::{parse_benchmarks, BenchmarkKind, Catalog, BUNDLED_BENCHMARKS_DEV};
-use gpuplan_core::{fit_calibration, validate, ErrorSummary};
+use gpuplan_catalog::{
+    parse_benchmarks, BenchmarkKind, Catalog, BUNDLED_BENCHMARKS_DEV, BUNDLED_BENCHMARKS_DEV_2,
+};
+use gpuplan_core::{fit_calibration, fit_training_calibration, validate_with, ErrorSummary};
 
 pub fn run(catalog: &Catalog, cmd: ValidateCmd) -> CliResult {
-    let (name, text) = match &cmd.benchmarks {
-        Some(p) => (p.display().to_string(), load::read(p)?),
-        None => (
+    let (name, text) = match (&cmd.benchmarks, cmd.set) {
+        (Some(p), _) => (p.display().to_string(), load::read(p)?),
+        (None, SetArg::Dev) => (
             "<bundled>/data/benchmarks/benchmarks_dev.csv".to_string(),
             BUNDLED_BENCHMARKS_DEV.to_string(),
+        ),
+        (None, SetArg::Mlperf) => (
+            "<bundled>/data/benchmarks/benchmarks_dev_2.csv".to_string(),
+            BUNDLED_BENCHMARKS_DEV_2.to_string(),
         ),
     };
     let mut rows = parse_benchmarks(&name, &text)?;
@@ -25,10 +31,21 @@ pub fn run(catalog: &Catalog, cmd: ValidateCmd) -> CliResult {
         rows.retain(|r| r.kind == k);
     }
     let mut cal = load::calibration(cmd.calibration.as_deref())?;
+    let mut training = load::training_factors(cmd.training_calibration.as_deref())?;
     if cmd.fit {
-        let before = validate(catalog, &rows, &cal);
+        training = fit_training_calibration(catalog, &rows, &cal, &training);
+        if let Some(path) = &cmd.write_training_calibration {
+            std::fs::write(path, training.table.to_csv())
+                .map_err(|e| CliError::bad(format!("{}: cannot write: {e}", path.display())))?;
+            if !cmd.json {
+                println!("Wrote {}.", path.display());
+            }
+        }
+    }
+    if cmd.fit {
+        let before = validate_with(catalog, &rows, &cal, &training);
         cal = fit_calibration(catalog, &rows, &cal);
-        let after = validate(catalog, &rows, &cal);
+        let after = validate_with(catalog, &rows, &cal, &training);
         if let Some(path) = &cmd.write_calibration {
             std::fs::write(path, cal.to_csv())
                 .map_err(|e| CliError::bad(format!("{}: cannot write: {e}", path.display())))?;
@@ -68,9 +85,19 @@ pub fn run(catalog: &Catalog, cmd: ValidateCmd) -> CliResult {
                 ]);
             }
             println!("{t}");
+            let mut t = table(&["training factor", "value", "bounds", "meaning"]);
+            for f in &training.table.factors {
+                t.add_row(vec![
+                    f.name.clone(),
+                    format!("{:.4}", f.value),
+                    format!("[{}, {}]", f.min, f.max),
+                    f.meaning.clone(),
+                ]);
+            }
+            println!("{t}");
         }
     }
-    let report = validate(catalog, &rows, &cal);
+    let report = validate_with(catalog, &rows, &cal, &training);
     if cmd.json {
         return print_json(&report);
     }

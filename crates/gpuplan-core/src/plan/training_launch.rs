@@ -1,0 +1,123 @@
+//! The command that launches a training plan's layout: `torchrun` with
+//! torchtitan's or Megatron-LM's flags (their real names), or a torchtune
+//! recipe for LoRA/QLoRA (torchtitan has no adapters).
+
+use crate::training::{Framework, LayoutChoice, TrainingWorkload};
+use crate::training_memory::{FineTuneMethod, PipelineSchedule, Recompute};
+use gpuplan_catalog::Precision;
+
+fn rendezvous(nodes: u64, gpus_per_node: u32) -> String {
+    if nodes > 1 {
+        format!(
+            "torchrun --nnodes {nodes} --nproc_per_node {gpus_per_node} --rdzv_backend c10d --rdzv_endpoint $MASTER_ADDR:29500"
+        )
+    } else {
+        format!("torchrun --standalone --nproc_per_node {gpus_per_node}")
+    }
+}
+
+fn recompute_name(r: Recompute) -> &'static str {
+    match r {
+        Recompute::None => "none",
+        Recompute::Selective => "selective",
+        Recompute::Full => "full",
+    }
+}
+
+/// The launch command for `choice` on `nodes` × `gpus_per_node` GPUs.
+pub(crate) fn command(
+    w: &TrainingWorkload,
+    choice: &LayoutChoice,
+    nodes: u64,
+    gpus_per_node: u32,
+    precision: Precision,
+) -> String {
+    let l = &choice.layout;
+    let steps = (w.tokens / (w.global_batch as f64 * w.seq_len as f64)).ceil() as u64;
+    if let FineTuneMethod::Lora { rank, .. } | FineTuneMethod::Qlora { rank, .. } = w.method {
+        let recipe = if nodes * u64::from(gpus_per_node) == 1 {
+            "lora_finetune_single_device"
+        } else {
+            "lora_finetune_distributed"
+        };
+        let quant = if matches!(w.method, FineTuneMethod::Qlora { .. }) {
+            " model.quantize_base=True"
+        } else {
+            ""
+        };
+        return format!(
+            "tune run --nnodes {nodes} --nproc_per_node {gpus_per_node} {recipe} --config <torchtune config for {}> model.lora_rank={rank}{quant} batch_size={} gradient_accumulation_steps={} tokenizer.max_seq_len={} enable_activation_checkpointing={} max_steps_per_epoch={steps}",
+            w.model.id,
+            l.micro_batch,
+            l.micro_batches,
+            w.seq_len,
+            if l.recompute == Recompute::None { "False" } else { "True" }
+        );
+    }
+    let launch = rendezvous(nodes, gpus_per_node);
+    match w.framework {
+        Framework::Torchtitan => {
+            let mut flags = format!(
+                "{launch} -m torchtitan.train --job.config_file <train_config.toml for {}> --training.seq_len {} --training.local_batch_size {} --training.global_batch_size {} --training.steps {steps} --parallelism.data_parallel_shard_degree {} --parallelism.tensor_parallel_degree {} --parallelism.pipeline_parallel_degree {} --activation_checkpoint.mode {} --compile.enable",
+                w.model.id,
+                w.seq_len,
+                l.micro_batch * l.micro_batches,
+                w.global_batch,
+                if l.zero >= 3 { l.dp as i64 } else { 1 },
+                l.tp,
+                l.pp,
+                recompute_name(l.recompute),
+            );
+            if l.zero < 3 && l.dp > 1 {
+                flags.push_str(&format!(
+                    " --parallelism.data_parallel_replicate_degree {}",
+                    l.dp
+                ));
+            }
+            if l.pp > 1 {
+                let schedule = match l.schedule {
+                    PipelineSchedule::Interleaved(_) => "Interleaved1F1B",
+                    PipelineSchedule::OneFOneB => "1F1B",
+                };
+                flags.push_str(&format!(
+                    " --parallelism.pipeline_parallel_schedule {schedule} --parallelism.pipeline_parallel_microbatch_size {}",
+                    l.micro_batch
+                ));
+            }
+            if l.tp > 1 {
+                flags.push_str(" --parallelism.enable_async_tensor_parallel");
+            }
+            if precision == Precision::Fp8 {
+                flags.push_str(" --model.converters float8 --float8.enable_fsdp_float8_all_gather");
+            }
+            flags
+        }
+        Framework::Megatron => {
+            let mut flags = format!(
+                "{launch} pretrain_gpt.py --tensor-model-parallel-size {} --pipeline-model-parallel-size {} --micro-batch-size {} --global-batch-size {} --seq-length {} --train-iters {steps} --bf16 --use-distributed-optimizer --overlap-grad-reduce --overlap-param-gather",
+                l.tp, l.pp, l.micro_batch, w.global_batch, w.seq_len
+            );
+            if l.tp > 1 {
+                flags.push_str(" --sequence-parallel --tp-comm-overlap");
+            }
+            if let PipelineSchedule::Interleaved(v) = l.schedule {
+                if l.pp > 1 {
+                    let per_chunk = w.model.num_layers / (u64::from(l.pp) * u64::from(v));
+                    flags.push_str(&format!(
+                        " --num-layers-per-virtual-pipeline-stage {}",
+                        per_chunk.max(1)
+                    ));
+                }
+            }
+            match l.recompute {
+                Recompute::None => {}
+                Recompute::Selective => flags.push_str(" --recompute-activations"),
+                Recompute::Full => flags.push_str(" --recompute-granularity full --recompute-method uniform --recompute-num-layers 1"),
+            }
+            if precision == Precision::Fp8 {
+                flags.push_str(" --fp8-format hybrid");
+            }
+            flags
+        }
+    }
+}

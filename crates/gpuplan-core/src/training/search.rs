@@ -1,0 +1,215 @@
+//! The fastest layout of a training job on a fixed number of GPUs: every
+//! TP (inside a node) × PP × ZeRO stage × micro-batch × recomputation that
+//! divides the global batch and fits in memory, timed by the step model.
+
+use super::fabric::Fabric;
+use super::factors::TrainingFactors;
+use super::step::{step_time, StepTime, TrainingJob, TrainingLayout};
+use crate::calibration::Calibration;
+use crate::layout::Layout;
+use crate::training_memory::{
+    training_memory, FineTuneMethod, PipelineSchedule, Recompute, TrainingMemory,
+    TrainingMemoryInput,
+};
+use gpuplan_catalog::GpuSpec;
+use serde::Serialize;
+
+/// The GPU and what connects it.
+#[derive(Debug, Clone, Copy)]
+pub struct Hardware<'a> {
+    /// The GPU.
+    pub gpu: &'a GpuSpec,
+    /// Its node and network.
+    pub fabric: &'a Fabric,
+}
+
+/// What the search may choose.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SearchSpace {
+    /// Recomputation policies to try (`choose` = all three).
+    pub recompute: Vec<Recompute>,
+    /// ZeRO stages to try.
+    pub zero: Vec<u8>,
+    /// Largest micro-batch to try (sequences per GPU).
+    pub max_micro_batch: u64,
+    /// Compiled / fused loss (affects memory).
+    pub fused_loss: bool,
+}
+
+impl Default for SearchSpace {
+    fn default() -> Self {
+        SearchSpace {
+            recompute: vec![Recompute::None, Recompute::Selective, Recompute::Full],
+            zero: vec![1, 3],
+            max_micro_batch: 8,
+            fused_loss: true,
+        }
+    }
+}
+
+/// A layout that fits, with its step time and memory.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LayoutChoice {
+    /// The split.
+    pub layout: TrainingLayout,
+    /// Its step time.
+    pub step: StepTime,
+    /// Peak memory of the most loaded GPU, GiB (allocator-reserved).
+    pub peak_memory_gib: f64,
+    /// GPU capacity, GiB.
+    pub gpu_memory_gib: f64,
+}
+
+/// Why no layout was found for a GPU count.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct NoLayout {
+    /// Layouts tried.
+    pub tried: usize,
+    /// The smallest peak memory seen, GiB (None when no layout divided the batch).
+    pub smallest_peak_gib: Option<f64>,
+    /// GPU capacity, GiB.
+    pub gpu_memory_gib: f64,
+    /// In words.
+    pub reason: String,
+}
+
+fn powers_of_two_dividing(n: u64, max: u64) -> impl Iterator<Item = u64> {
+    (0..20)
+        .map(|i| 1u64 << i)
+        .take_while(move |v| *v <= max)
+        .filter(move |v| n.is_multiple_of(*v))
+}
+
+/// The fastest layout of `job` on `gpus` GPUs (nodes of `fabric.gpus_per_node`)
+/// at `global_batch` sequences per step.
+pub fn best_layout(
+    job: &TrainingJob<'_>,
+    hw: Hardware<'_>,
+    gpus: u64,
+    global_batch: u64,
+    space: &SearchSpace,
+    cal: &Calibration,
+    factors: &TrainingFactors,
+) -> Result<LayoutChoice, NoLayout> {
+    let (gpu, fabric) = (hw.gpu, hw.fabric);
+    let m = job.model;
+    let node = u64::from(fabric.gpus_per_node);
+    let mut best: Option<LayoutChoice> = None;
+    let mut tried = 0usize;
+    let mut smallest_peak: Option<f64> = None;
+    let mut gpu_memory_gib = gpu.memory_gib;
+    for tp in powers_of_two_dividing(gpus, node.min(gpus)) {
+        if !m.num_attention_heads.is_multiple_of(tp) {
+            continue;
+        }
+        for pp in powers_of_two_dividing(gpus / tp, m.num_layers.min(64)) {
+            let dp = gpus / (tp * pp);
+            if !global_batch.is_multiple_of(dp) {
+                continue;
+            }
+            let per_rank = global_batch / dp;
+            for mb in powers_of_two_dividing(per_rank, space.max_micro_batch) {
+                let micro_batches = per_rank / mb;
+                if pp > 1 && micro_batches < pp {
+                    continue;
+                }
+                for &zero in &space.zero {
+                    // ZeRO-3 with PP keeps whole stages gathered; frameworks pair PP with ZeRO ≤ 1.
+                    if pp > 1 && zero > 1 {
+                        continue;
+                    }
+                    for &recompute in &space.recompute {
+                        tried += 1;
+                        let layout = TrainingLayout {
+                            tp: tp as u32,
+                            pp: pp as u32,
+                            dp: dp as u32,
+                            zero,
+                            micro_batch: mb,
+                            micro_batches,
+                            schedule: schedule_for(pp, micro_batches),
+                            recompute,
+                        };
+                        let Ok(mem) = memory(job, gpu, &layout, space) else {
+                            continue;
+                        };
+                        gpu_memory_gib = mem.gpu_memory_gib;
+                        smallest_peak = Some(
+                            smallest_peak
+                                .map_or(mem.reserved_peak_gib, |s| s.min(mem.reserved_peak_gib)),
+                        );
+                        if !mem.fits {
+                            continue;
+                        }
+                        let Ok(step) = step_time(job, &layout, gpu, fabric, cal, factors) else {
+                            continue;
+                        };
+                        if best.as_ref().is_none_or(|b| step.step_s < b.step.step_s) {
+                            best = Some(LayoutChoice {
+                                layout,
+                                step,
+                                peak_memory_gib: mem.reserved_peak_gib,
+                                gpu_memory_gib: mem.gpu_memory_gib,
+                            });
+                        }
+                    }
+                }
+            }
+        }
+    }
+    best.ok_or_else(|| NoLayout {
+        tried,
+        smallest_peak_gib: smallest_peak,
+        gpu_memory_gib,
+        reason: match smallest_peak {
+            Some(peak) => format!(
+                "needs at least {peak:.1} GiB per GPU in its smallest layout, {gpu_memory_gib:.1} GiB usable"
+            ),
+            None => format!(
+                "no TP × PP × DP split of {gpus} GPUs divides the global batch of {global_batch} sequences"
+            ),
+        },
+    })
+}
+
+/// Interleaved 1F1B (2 chunks per rank) where the micro-batches divide evenly
+/// over the stages, as Megatron and torchtitan require; plain 1F1B otherwise.
+pub fn schedule_for(pp: u64, micro_batches: u64) -> PipelineSchedule {
+    if pp > 1 && micro_batches.is_multiple_of(pp) {
+        PipelineSchedule::Interleaved(2)
+    } else {
+        PipelineSchedule::OneFOneB
+    }
+}
+
+/// The memory model for a layout.
+pub fn memory(
+    job: &TrainingJob<'_>,
+    gpu: &GpuSpec,
+    layout: &TrainingLayout,
+    space: &SearchSpace,
+) -> crate::error::Result<TrainingMemory> {
+    training_memory(&TrainingMemoryInput {
+        model: job.model,
+        gpu,
+        layout: Layout {
+            tp: layout.tp,
+            pp: layout.pp,
+        },
+        dp: layout.dp,
+        zero: if matches!(job.method, FineTuneMethod::Full) {
+            layout.zero
+        } else {
+            layout.zero.min(3)
+        },
+        micro_batch: layout.micro_batch,
+        seq_len: job.seq_len,
+        micro_batches: layout.micro_batches,
+        schedule: layout.schedule,
+        recompute: layout.recompute,
+        precision: job.precision,
+        method: job.method,
+        optimizer: job.optimizer,
+        fused_loss: space.fused_loss,
+    })
+}

@@ -1,0 +1,279 @@
+//! Predicting published training measurements: per-GPU throughput rows
+//! (tokens/s/GPU, TFLOP/s/GPU) at the layout the row states, and MLPerf
+//! Training time-to-train rows at the fastest layout the search finds for
+//! the submitted GPU count and global batch.
+
+use super::fabric::Fabric;
+use super::factors::TrainingFactors;
+use super::mlperf::{Convergence, MLPERF_BENCHMARKS};
+use super::search::{best_layout, Hardware, SearchSpace};
+use super::step::{
+    megatron_2021_flops_per_token, model_flops_per_token, step_time, AttentionKernel, StepTime,
+    TrainingJob, TrainingLayout,
+};
+use crate::calibration::Calibration;
+use crate::training_memory::{FineTuneMethod, Optimizer, PipelineSchedule, Recompute};
+use crate::validate::{number_after, Prediction};
+use gpuplan_catalog::{BenchmarkRow, Catalog, GpuSpec, Precision};
+
+/// Scale-out bandwidth per GPU of the reference systems published runs use
+/// when a row does not state it, Gb/s: one HDR 200 Gb/s InfiniBand NIC per
+/// A100 (DGX A100, Selene), one NDR 400 Gb/s NIC per GPU from Hopper on
+/// (DGX H100/H200/B200, Eos, GB200 NVL72 compute trays).
+fn reference_nic_gbits_per_gpu(gpu: &GpuSpec) -> f64 {
+    match gpu.architecture.as_str() {
+        "Ampere" | "Volta" => 200.0,
+        _ => 400.0,
+    }
+}
+
+/// GPUs per NVLink domain of the reference systems: 72 for GB200 NVL72, 8 otherwise.
+fn reference_node_gpus(gpu: &GpuSpec, gpu_count: u64) -> u32 {
+    let domain = if gpu.name.starts_with("GB200") || gpu.name.starts_with("GB300") {
+        72
+    } else {
+        8
+    };
+    domain.min(gpu_count.max(1)) as u32
+}
+
+/// A row's network per GPU: `400 Gb/s/GPU` or `400 Gb/s per GPU` in its
+/// notes, else the reference system's.
+fn row_nic_gbits_per_gpu(notes: &str, gpu: &GpuSpec) -> f64 {
+    for marker in ["gb/s/gpu", "gb/s per gpu"] {
+        if let Some(i) = notes.find(marker) {
+            let before = notes[..i].trim_end();
+            let digits: String = before
+                .chars()
+                .rev()
+                .take_while(|c| c.is_ascii_digit() || *c == '.')
+                .collect::<Vec<_>>()
+                .into_iter()
+                .rev()
+                .collect();
+            if let Ok(v) = digits.parse::<f64>() {
+                return v;
+            }
+        }
+    }
+    reference_nic_gbits_per_gpu(gpu)
+}
+
+/// Predicts one training row.
+pub fn predict_training(
+    catalog: &Catalog,
+    row: &BenchmarkRow,
+    cal: &Calibration,
+    factors: &TrainingFactors,
+) -> Prediction {
+    match row.metric.as_str() {
+        "time_to_train_min" => predict_time_to_train(catalog, row, cal, factors),
+        "tokens_per_s_per_gpu" | "tflops_per_gpu" => predict_throughput(catalog, row, cal, factors),
+        other => Err(format!("training metric `{other}` is not predicted")),
+    }
+}
+
+/// How the row's framework runs the job.
+struct RowSetup {
+    megatron: bool,
+    megatron_2021: bool,
+    zero: u8,
+    fused: bool,
+    async_tp: bool,
+}
+
+fn row_setup(row: &BenchmarkRow, notes: &str, pp: u32) -> RowSetup {
+    let framework = row.framework.to_ascii_lowercase();
+    let megatron = framework.contains("megatron");
+    let megatron_2021 = megatron && framework.contains("2021");
+    let fsdp = notes.contains("fsdp");
+    RowSetup {
+        megatron,
+        megatron_2021,
+        // Megatron-Core: distributed optimizer (ZeRO-1); Megatron 2021: plain DDP;
+        // FSDP frameworks shard everything unless pipelined.
+        zero: if megatron_2021 {
+            0
+        } else if megatron || pp > 1 || !fsdp {
+            1
+        } else {
+            3
+        },
+        // Megatron and Meta's trainer run fused kernels; torchtitan only when compiled.
+        fused: megatron || row.compile == Some(true) || !framework.contains("torchtitan"),
+        async_tp: row.async_tp == Some(true) || (megatron && notes.contains("overlap on")),
+    }
+}
+
+fn predict_throughput(
+    catalog: &Catalog,
+    row: &BenchmarkRow,
+    cal: &Calibration,
+    factors: &TrainingFactors,
+) -> Prediction {
+    let model = catalog.model(&row.model).map_err(|e| e.to_string())?;
+    let gpu = catalog.gpu(&row.gpu).map_err(|e| e.to_string())?;
+    let notes = format!("{} {}", row.framework, row.notes).to_ascii_lowercase();
+    let tp = row.tp.unwrap_or(1) as u32;
+    let pp = row.pp.unwrap_or(1) as u32;
+    let dp = row.dp.unwrap_or(1) as u32;
+    let global = row.batch_or_concurrency.ok_or("row has no global batch")?;
+    let seq_len = row.input_len.ok_or("row has no sequence length")?;
+    let setup = row_setup(row, &notes, pp);
+    let per_rank = global / u64::from(dp).max(1);
+    // torchtitan splits a rank's local batch into PP micro-batches; Megatron runs micro-batch 1.
+    let micro_batch = match number_after(&notes, "local batch") {
+        Some(local) if !setup.megatron => (local / u64::from(pp)).max(1),
+        _ => 1,
+    };
+    let layout = TrainingLayout {
+        tp,
+        pp,
+        dp,
+        zero: setup.zero,
+        micro_batch,
+        micro_batches: (per_rank / micro_batch).max(1),
+        schedule: if row.pp_schedule.contains("interleaved") {
+            PipelineSchedule::Interleaved(2)
+        } else {
+            PipelineSchedule::OneFOneB
+        },
+        recompute: match row.recompute.as_str() {
+            "full" => Recompute::Full,
+            "selective" => Recompute::Selective,
+            _ => Recompute::None,
+        },
+    };
+    let precision = match row.precision.to_ascii_lowercase() {
+        p if p.starts_with("fp8") => Precision::Fp8,
+        p if p.starts_with("fp16") => Precision::Fp16,
+        _ => Precision::Bf16,
+    };
+    let job = TrainingJob {
+        model: &model,
+        method: FineTuneMethod::Full,
+        optimizer: Optimizer::Adam,
+        precision,
+        seq_len,
+        fused_kernels: setup.fused,
+        async_tp: setup.async_tp,
+        grad_reduce_bytes: 4.0,
+        attention_kernel: if setup.megatron {
+            AttentionKernel::Cudnn
+        } else {
+            AttentionKernel::Sdpa
+        },
+    };
+    let gpus = u64::from(tp) * u64::from(pp) * u64::from(dp);
+    let node_gpus = reference_node_gpus(gpu, gpus);
+    let nic = row_nic_gbits_per_gpu(&notes, gpu);
+    let fabric = Fabric::new(gpu, node_gpus, true, nic * f64::from(node_gpus), false, cal);
+    let step = step_time(&job, &layout, gpu, &fabric, cal, factors).map_err(|e| e.to_string())?;
+    let value = match row.metric.as_str() {
+        "tokens_per_s_per_gpu" => step.tokens_per_s_per_gpu,
+        _ if setup.megatron_2021 || notes.contains("counts activation-recompute") => {
+            step.tokens_per_s_per_gpu * megatron_2021_flops_per_token(&model, seq_len) / 1e12
+        }
+        _ => {
+            step.tokens_per_s_per_gpu * model_flops_per_token(&model, seq_len, FineTuneMethod::Full)
+                / 1e12
+        }
+    };
+    Ok((value, Some(where_time_goes(&step))))
+}
+
+/// The two largest shares of the step: `gemm 71% · dp 9%`.
+pub fn where_time_goes(step: &StepTime) -> String {
+    let mut parts = [
+        ("gemm", step.gemm_s),
+        ("attention", step.attention_s),
+        ("elementwise", step.elementwise_s),
+        ("tp", step.tp_comm_s),
+        ("pipeline", step.pipeline_s),
+        ("dp", step.dp_comm_exposed_s),
+        ("moe a2a", step.moe_all_to_all_s),
+        ("optimizer", step.optimizer_s),
+    ];
+    parts.sort_by(|a, b| b.1.total_cmp(&a.1));
+    parts
+        .iter()
+        .take(2)
+        .map(|(name, s)| format!("{name} {:.0}%", 100.0 * s / step.step_s))
+        .collect::<Vec<_>>()
+        .join(" · ")
+}
+
+fn predict_time_to_train(
+    catalog: &Catalog,
+    row: &BenchmarkRow,
+    cal: &Calibration,
+    factors: &TrainingFactors,
+) -> Prediction {
+    let key = row
+        .dataset
+        .strip_prefix("training:")
+        .unwrap_or(&row.dataset);
+    let bench = MLPERF_BENCHMARKS.iter().find(|b| b.key == key).ok_or_else(|| {
+        format!("MLPerf benchmark `{key}` is not an LLM (non-LLM training models are not modelled yet)")
+    })?;
+    let model = catalog.model(&row.model).map_err(|e| e.to_string())?;
+    let gpu = catalog.gpu(&row.gpu).map_err(|e| e.to_string())?;
+    let gpus = row.gpu_count.ok_or("row has no GPU count")?;
+    let global = row.batch_or_concurrency.ok_or("row has no global batch")?;
+    let convergence = Convergence::of(key).ok_or("no convergence points")?;
+    let samples = convergence.samples_at(global).map_err(|e| e.to_string())?;
+    // MLPerf closed submissions on GPUs with FP8 tensor cores train in FP8 (Transformer Engine).
+    let precision = if gpu.fp8_tflops.is_some() {
+        Precision::Fp8
+    } else {
+        Precision::Bf16
+    };
+    let job = TrainingJob {
+        model: &model,
+        method: bench.method,
+        optimizer: Optimizer::Adam,
+        precision,
+        seq_len: bench.seq_len,
+        fused_kernels: true,
+        async_tp: true,
+        grad_reduce_bytes: 4.0,
+        attention_kernel: AttentionKernel::Cudnn,
+    };
+    let node_gpus = reference_node_gpus(gpu, gpus);
+    let nic = reference_nic_gbits_per_gpu(gpu);
+    let fabric = Fabric::new(gpu, node_gpus, true, nic * f64::from(node_gpus), false, cal);
+    let hw = Hardware {
+        gpu,
+        fabric: &fabric,
+    };
+    let choice = best_layout(
+        &job,
+        hw,
+        gpus,
+        global,
+        &SearchSpace::default(),
+        cal,
+        factors,
+    )
+    .map_err(|e| format!("no layout: {}", e.reason))?;
+    let tokens_per_s = choice.step.tokens_per_s;
+    let train_s = samples * bench.seq_len as f64 / tokens_per_s;
+    // Evaluation: forward passes over the eval set at every interval; a forward
+    // costs what one of the step's GEMM passes costs.
+    let eval_s = match convergence.eval {
+        Some((every, eval_samples)) => {
+            let passes = super::step::gemm_passes_of(&job, choice.layout.recompute);
+            (samples / every).floor() * eval_samples * bench.seq_len as f64
+                / (tokens_per_s * passes)
+        }
+        None => 0.0,
+    };
+    let l = &choice.layout;
+    Ok((
+        (train_s + eval_s) / 60.0,
+        Some(format!(
+            "TP{} PP{} DP{} mb{} {}; {:.0} samples",
+            l.tp, l.pp, l.dp, l.micro_batch, precision, samples
+        )),
+    ))
+}
