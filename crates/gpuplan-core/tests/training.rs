@@ -28,7 +28,12 @@ fn training_rows(text: &str) -> Vec<BenchmarkRow> {
 fn throughput_rows_meet_the_accuracy_targets() {
     let catalog = Catalog::embedded().unwrap();
     let rows = training_rows(BUNDLED_BENCHMARKS_DEV);
-    let report = validate_with(&catalog, &rows, &Calibration::bundled(), &TrainingFactors::bundled());
+    let report = validate_with(
+        &catalog,
+        &rows,
+        &Calibration::bundled(),
+        &TrainingFactors::bundled(),
+    );
     let s = &report.summary.by_kind["training"];
     assert!(s.n_predicted as f64 >= 0.9 * rows.len() as f64, "{s:?}");
     assert!(s.median_abs_pct_error.unwrap() <= 10.0, "{s:?}");
@@ -43,7 +48,12 @@ fn megatron_paper_configurations_reproduce_their_throughput_within_12_percent() 
         .filter(|r| r.id.starts_with("megatron-a100"))
         .collect();
     assert!(rows.len() >= 4);
-    let report = validate_with(&catalog, &rows, &Calibration::bundled(), &TrainingFactors::bundled());
+    let report = validate_with(
+        &catalog,
+        &rows,
+        &Calibration::bundled(),
+        &TrainingFactors::bundled(),
+    );
     for r in &report.rows {
         let e = r.error_pct.unwrap_or(f64::INFINITY);
         assert!(e.abs() <= 12.0, "{}: {e:+.1}%", r.id);
@@ -73,14 +83,31 @@ fn the_bundled_training_calibration_is_what_the_fit_produces() {
 fn mlperf_llm_time_to_train_rows_are_predicted_and_skips_say_why() {
     let catalog = Catalog::embedded().unwrap();
     let rows = training_rows(BUNDLED_BENCHMARKS_DEV_2);
-    let report = validate_with(&catalog, &rows, &Calibration::bundled(), &TrainingFactors::bundled());
+    let report = validate_with(
+        &catalog,
+        &rows,
+        &Calibration::bundled(),
+        &TrainingFactors::bundled(),
+    );
     let llm: Vec<_> = report
         .rows
         .iter()
-        .filter(|r| !["bert", "sd-", "flux"].iter().any(|m| r.model.starts_with(m)))
+        .filter(|r| {
+            !["bert", "sd-", "flux"]
+                .iter()
+                .any(|m| r.model.starts_with(m))
+        })
         .collect();
-    let predicted: Vec<f64> = llm.iter().filter_map(|r| r.error_pct.map(f64::abs)).collect();
-    assert!(predicted.len() as f64 >= 0.9 * llm.len() as f64, "{} of {}", predicted.len(), llm.len());
+    let predicted: Vec<f64> = llm
+        .iter()
+        .filter_map(|r| r.error_pct.map(f64::abs))
+        .collect();
+    assert!(
+        predicted.len() as f64 >= 0.9 * llm.len() as f64,
+        "{} of {}",
+        predicted.len(),
+        llm.len()
+    );
     let mut sorted = predicted.clone();
     sorted.sort_by(f64::total_cmp);
     let median = sorted[sorted.len() / 2];

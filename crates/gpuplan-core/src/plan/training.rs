@@ -160,6 +160,9 @@ fn job<'a>(w: &'a TrainingWorkload, precision: Precision) -> TrainingJob<'a> {
 /// Node counts to try: powers of two up to the limits; one node only without
 /// a stated scale-out network.
 fn node_counts(w: &TrainingWorkload, gpus_per_node: u32, fabric: &Fabric) -> Vec<u64> {
+    if u64::from(gpus_per_node) > w.max_gpus {
+        return Vec::new();
+    }
     if fabric.network_assumed {
         return vec![1];
     }
@@ -186,6 +189,18 @@ pub fn plan_training(
     let mut shapes: HashMap<ShapeKey, (Candidate<'_>, Fabric)> = HashMap::new();
     for cand in &passing {
         let fabric = Fabric::of_offering(cand.offering, cand.gpu, cal);
+        if u64::from(cand.gpus_per_instance) > w.max_gpus {
+            rejected.add(RejectReason::TooManyGpus, 1, None, || {
+                format!(
+                    "{} {}: {} GPUs per instance > constraints.max_gpus = {}",
+                    cand.offering.provider,
+                    cand.offering.instance_type,
+                    cand.gpus_per_instance,
+                    w.max_gpus
+                )
+            });
+            continue;
+        }
         for &precision in &w.precisions {
             if precision == Precision::Fp8 && cand.gpu.fp8_tflops.is_none() {
                 rejected.add(RejectReason::PrecisionUnsupported, 1, None, || {

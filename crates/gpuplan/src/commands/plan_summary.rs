@@ -19,11 +19,15 @@ pub fn run(
     println!("|---|---|---|---|");
     let mut infeasible = false;
     for path in files {
-        let (w, report) = super::plan::verified_plan(catalog, cal, path, 2, verify)?;
         let file = path
             .file_name()
             .map(|f| f.to_string_lossy().into_owned())
             .unwrap_or_else(|| path.display().to_string());
+        if crate::load::workload_kind(path)?.as_deref() == Some("training") {
+            infeasible |= !training_row(catalog, cal, path, &file)?;
+            continue;
+        }
+        let (w, report) = super::plan::verified_plan(catalog, cal, path, 2, verify)?;
         let (cheapest, why) = match report.plans.first() {
             Some(best) => (describe_plan(best), why_it_wins(&w, &report, best)),
             None => {
@@ -148,4 +152,62 @@ fn why_it_wins(w: &InferenceWorkload, r: &PlanReport, p: &Plan) -> String {
         "{fit}; {capacity}{floor}; {} feasible plans{runner_up}",
         r.feasible
     )
+}
+
+/// A training workload's row; false when nothing is feasible.
+fn training_row(
+    catalog: &Catalog,
+    cal: &Calibration,
+    path: &std::path::Path,
+    file: &str,
+) -> CliResult<bool> {
+    let w = crate::load::training_workload(catalog, path)?;
+    let factors = crate::load::training_factors(None)?;
+    let report = gpuplan_core::plan_training(catalog, &w, cal, &factors);
+    let method = match w.method {
+        gpuplan_core::FineTuneMethod::Full => "full training".to_string(),
+        gpuplan_core::FineTuneMethod::Lora { rank, .. } => format!("LoRA r{rank}"),
+        gpuplan_core::FineTuneMethod::Qlora { rank, .. } => format!("QLoRA r{rank}"),
+    };
+    let mut workload = format!(
+        "`{}` {method}, {:.3e} tokens at seq {}",
+        w.model.id, w.tokens, w.seq_len
+    );
+    if let Some(d) = w.deadline_hours {
+        workload.push_str(&format!(", deadline {d} h"));
+    }
+    if w.constraints.spot {
+        workload.push_str(", spot allowed");
+    }
+    let (cheapest, why) = match report.plans.first() {
+        Some(p) => (
+            format!(
+                "{} × {} ({}) on {} `{}`{}, {}: ${:.0} in {:.1} h",
+                p.gpus,
+                p.gpu,
+                p.precision,
+                p.provider,
+                p.instance_type,
+                if p.spot { " spot" } else { "" },
+                p.region,
+                p.total_cost_usd,
+                p.time_to_train_hours
+            ),
+            format!(
+                "TP{}·PP{}·DP{} ZeRO-{} fits in {:.0} of {:.0} GiB; {:.0} tokens/s per GPU at {:.0}% MFU; checkpoint every {:.0} min",
+                p.tp,
+                p.pp,
+                p.dp,
+                p.zero_stage,
+                p.peak_memory_gib,
+                p.gpu_memory_gib,
+                p.tokens_per_s_per_gpu,
+                p.mfu * 100.0,
+                p.checkpoint_interval_min
+            ),
+        ),
+        None => ("no feasible plan".into(), report.hint.clone().unwrap_or_default()),
+    };
+    println!("| `{file}` | {workload} | {cheapest} | {why} |");
+    Ok(!report.plans.is_empty())
 }
