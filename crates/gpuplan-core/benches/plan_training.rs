@@ -13,13 +13,16 @@ fn main() {
 
 fn load(name: &str) -> (Catalog, TrainingWorkload) {
     let catalog = Catalog::embedded().unwrap();
-    let path = format!("{}/../../examples/{name}.toml", env!("CARGO_MANIFEST_DIR"));
+    let path = format!(
+        "{}/../../examples/training/{name}.toml",
+        env!("CARGO_MANIFEST_DIR")
+    );
     let raw: RawTrainingWorkload = toml::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
     let w = raw.validate(&catalog, None).unwrap();
     (catalog, w)
 }
 
-#[divan::bench(args = ["train-full-70b", "pretrain-7b", "train-lora-8b", "qlora-70b", "train-spot-8b"], sample_count = 10)]
+#[divan::bench(args = ["full-70b", "pretrain-7b", "lora-8b", "qlora-70b", "spot-8b"], sample_count = 10)]
 fn plan_training_example(bencher: divan::Bencher, name: &str) {
     let (catalog, w) = load(name);
     let cal = Calibration::bundled();

@@ -200,6 +200,14 @@ fn scratch_dir() -> PathBuf {
     for entry in std::fs::read_dir(root().join("examples")).unwrap() {
         let entry = entry.unwrap();
         if entry.path().is_dir() {
+            if entry.file_name() == "training" {
+                let sub = dir.join("examples").join("training");
+                std::fs::create_dir_all(&sub).unwrap();
+                for file in std::fs::read_dir(entry.path()).unwrap() {
+                    let file = file.unwrap();
+                    std::fs::copy(file.path(), sub.join(file.file_name())).unwrap();
+                }
+            }
             continue; // examples/exports/ (no documented command reads it)
         }
         std::fs::copy(entry.path(), dir.join("examples").join(entry.file_name())).unwrap();

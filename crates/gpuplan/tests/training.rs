@@ -23,11 +23,11 @@ fn gpuplan(args: &[&str]) -> Out {
 }
 
 const EXAMPLES: [&str; 5] = [
-    "examples/train-lora-8b.toml",
-    "examples/train-full-70b.toml",
-    "examples/pretrain-7b.toml",
-    "examples/qlora-70b.toml",
-    "examples/train-spot-8b.toml",
+    "examples/training/lora-8b.toml",
+    "examples/training/full-70b.toml",
+    "examples/training/pretrain-7b.toml",
+    "examples/training/qlora-70b.toml",
+    "examples/training/spot-8b.toml",
 ];
 
 #[test]
@@ -83,7 +83,7 @@ fn every_training_example_plans_with_the_json_contract() {
 
 #[test]
 fn deadlines_and_single_gpu_limits_hold() {
-    let out = gpuplan(&["plan", "examples/pretrain-7b.toml", "--json"]);
+    let out = gpuplan(&["plan", "examples/training/pretrain-7b.toml", "--json"]);
     let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
     for p in v["plans"].as_array().unwrap() {
         assert!(p["time_to_train_hours"].as_f64().unwrap() <= 720.0);
@@ -92,7 +92,7 @@ fn deadlines_and_single_gpu_limits_hold() {
             assert_ne!(p["data_route"], "local");
         }
     }
-    let out = gpuplan(&["plan", "examples/qlora-70b.toml", "--json"]);
+    let out = gpuplan(&["plan", "examples/training/qlora-70b.toml", "--json"]);
     let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
     for p in v["plans"].as_array().unwrap() {
         assert_eq!(p["gpus"], 1);
@@ -101,7 +101,7 @@ fn deadlines_and_single_gpu_limits_hold() {
 
 #[test]
 fn spot_plans_report_the_checkpoint_interval_and_break_even() {
-    let out = gpuplan(&["plan", "examples/train-spot-8b.toml", "--json"]);
+    let out = gpuplan(&["plan", "examples/training/spot-8b.toml", "--json"]);
     let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
     let spot: Vec<&serde_json::Value> = v["plans"]
         .as_array()
@@ -118,7 +118,7 @@ fn spot_plans_report_the_checkpoint_interval_and_break_even() {
 
 #[test]
 fn explain_prints_the_breakdown_and_a_launch_command() {
-    let out = gpuplan(&["plan", "examples/train-full-70b.toml", "--explain", "1"]);
+    let out = gpuplan(&["plan", "examples/training/full-70b.toml", "--explain", "1"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     for needle in [
         "Where the step goes",
@@ -133,7 +133,12 @@ fn explain_prints_the_breakdown_and_a_launch_command() {
             out.stdout
         );
     }
-    let out = gpuplan(&["plan", "examples/pretrain-7b.toml", "--explain", "1"]);
+    let out = gpuplan(&[
+        "plan",
+        "examples/training/pretrain-7b.toml",
+        "--explain",
+        "1",
+    ]);
     assert!(
         out.stdout
             .contains("pretrain_gpt.py --tensor-model-parallel-size"),

@@ -15,7 +15,15 @@ pub fn run(
     files: &[PathBuf],
     verify: VerifyOptions,
 ) -> CliResult {
-    println!("| file | workload | cheapest plan that passes simulation | why it wins |");
+    let mut all_training = !files.is_empty();
+    for path in files {
+        all_training &= crate::load::workload_kind(path)?.as_deref() == Some("training");
+    }
+    if all_training {
+        println!("| file | workload | cheapest plan (total cost, expected time to train) | why it wins |");
+    } else {
+        println!("| file | workload | cheapest plan that passes simulation | why it wins |");
+    }
     println!("|---|---|---|---|");
     let mut infeasible = false;
     for path in files {
