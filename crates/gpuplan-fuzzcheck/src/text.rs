@@ -283,3 +283,55 @@ mod tests {
         super::calibration(gpuplan_core::BUNDLED_CALIBRATION.as_bytes());
     }
 }
+
+/// A training workload file (`kind = "training"`, TOML) through the CLI's
+/// path: parse, validate against the small catalog, search. Errors name the
+/// file and a line or the field; every plan found uses all its GPUs
+/// (TP × PP × DP), fits in memory, takes at least its ideal time, costs what
+/// its parts cost, and keeps the workload's deadline, budget and GPU limit.
+pub fn training_toml(data: &[u8]) {
+    let Some(text) = text(data) else { return };
+    let file = "t.toml";
+    let raw: gpuplan_core::training::RawTrainingWorkload =
+        match gpuplan_core::parse_document(file, text, WorkloadFormat::Toml) {
+            Err(e) => return assert_core_located(&e, file),
+            Ok(raw) => raw,
+        };
+    let w = match raw.validate(fixtures::catalog(), None) {
+        Err(e) => return assert_core_located(&e, file),
+        Ok(w) => w,
+    };
+    let factors = training_factors();
+    let report =
+        gpuplan_core::plan_training(fixtures::catalog(), &w, fixtures::calibration(), factors);
+    assert_finite("training report", &report);
+    for p in &report.plans {
+        let layout_gpus = u64::from(p.tp) * u64::from(p.pp) * u64::from(p.dp);
+        assert_eq!(p.gpus, layout_gpus, "TP·PP·DP = GPUs");
+        assert_eq!(p.gpus, p.nodes * u64::from(p.gpus_per_node));
+        assert!(p.gpus <= w.max_gpus && p.nodes <= w.max_nodes);
+        assert!(p.peak_memory_gib <= p.gpu_memory_gib + 1e-9);
+        assert!(p.time_to_train_hours >= p.ideal_hours * (1.0 - 1e-12));
+        let parts = p.compute_usd + p.egress_usd.unwrap_or(0.0);
+        assert!((p.total_cost_usd - parts).abs() <= 1e-6 * parts.max(1.0));
+        assert_non_negative("total cost", p.total_cost_usd);
+        if let Some(d) = w.deadline_hours {
+            assert!(p.time_to_train_hours <= d);
+        }
+        if let Some(b) = w.max_usd {
+            assert!(p.total_cost_usd <= b);
+        }
+        assert!(p.mfu > 0.0 && p.mfu < 1.5, "mfu {}", p.mfu);
+    }
+    if report.plans.is_empty() {
+        assert!(
+            report.hint.is_some(),
+            "an infeasible search says what to relax"
+        );
+    }
+}
+
+fn training_factors() -> &'static gpuplan_core::training::TrainingFactors {
+    static FACTORS: OnceLock<gpuplan_core::training::TrainingFactors> = OnceLock::new();
+    FACTORS.get_or_init(gpuplan_core::training::TrainingFactors::bundled)
+}

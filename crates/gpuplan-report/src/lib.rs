@@ -48,6 +48,7 @@ mod header;
 mod k8s;
 mod lws;
 mod skypilot;
+mod training;
 
 pub use engine::{vllm_args, VllmArgs, EXPORT_MIN_VLLM};
 pub use error::ExportError;
@@ -59,6 +60,7 @@ pub use skypilot::{
     disk_size_gb, ReadinessProbe, ReplicaPolicy, Resources, SkyPilotTask, SkyService,
     MAX_ALTERNATIVES,
 };
+pub use training::{export_training, SkyPilotTrainingTask, TrainingExportContext, MASTER_PORT};
 
 use gpuplan_catalog::Catalog;
 use gpuplan_core::{InferenceWorkload, Plan};

@@ -144,6 +144,8 @@ pub enum Command {
     ///       --input-len 1000 --output-len 1000
     ///   gpuplan estimate --model llama-3.1-70b --gpu H100 --count 4 --tp 4 --precision bf16 \
     ///       --input-len 2000 --output-len 300 --concurrency 32 --json
+    ///   gpuplan estimate --training --model llama-3.1-70b --gpu H100 --count 64 --tp 8 --dp 8 \
+    ///       --zero 1 --micro-batch 1 --micro-batches 16 --seq-len 8192 --recompute full --precision fp8
     #[command(verbatim_doc_comment)]
     Estimate(EstimateCmd),
     /// Find the cheapest deployments that meet a workload's SLOs, across clouds.
@@ -189,11 +191,25 @@ pub struct EstimateCmd {
     #[command(flatten)]
     pub replica: ReplicaArgs,
     /// Prompt tokens per request.
-    #[arg(long, allow_negative_numbers = true, value_parser = whole::<u64>(limits::SEQUENCE_TOKENS))]
-    pub input_len: u64,
+    #[arg(long, required_unless_present = "training", allow_negative_numbers = true, value_parser = whole::<u64>(limits::SEQUENCE_TOKENS))]
+    pub input_len: Option<u64>,
     /// Generated tokens per request.
-    #[arg(long, allow_negative_numbers = true, value_parser = whole::<u64>(limits::SEQUENCE_TOKENS))]
-    pub output_len: u64,
+    #[arg(long, required_unless_present = "training", allow_negative_numbers = true, value_parser = whole::<u64>(limits::SEQUENCE_TOKENS))]
+    pub output_len: Option<u64>,
+    /// One training step instead of serving: step time, tokens/s, MFU, where the time goes.
+    #[arg(long, conflicts_with_all = ["input_len", "output_len", "concurrency"])]
+    pub training: bool,
+    #[command(flatten)]
+    pub train: TrainingArgs,
+    /// Training framework (sets fused kernels, attention kernels and comm overlap).
+    #[arg(long, value_enum, default_value = "torchtitan")]
+    pub framework: FrameworkArg,
+    /// GPUs per node (training; default: 8, or --count when smaller).
+    #[arg(long, allow_negative_numbers = true, value_parser = whole::<u32>(limits::TP))]
+    pub gpus_per_node: Option<u32>,
+    /// Node network bandwidth, Gb/s (training; default 3200, an 8 × 400 Gb/s RDMA fabric).
+    #[arg(long, default_value_t = 3200.0, allow_negative_numbers = true, value_parser = number(NETWORK_GBITS))]
+    pub network_gbits: f64,
     /// Sequences in flight (default: the most the KV cache and --max-num-seqs allow).
     #[arg(long, allow_negative_numbers = true, value_parser = whole::<u64>(limits::SEQUENCES))]
     pub concurrency: Option<u64>,
@@ -213,6 +229,18 @@ pub struct EstimateCmd {
     #[arg(long)]
     pub json: bool,
 }
+
+/// Training frameworks on the command line.
+#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
+pub enum FrameworkArg {
+    /// torchtitan (FSDP2, torch.compile, SDPA attention).
+    Torchtitan,
+    /// Megatron-LM (distributed optimizer, TE kernels, cuDNN attention).
+    Megatron,
+}
+
+/// Node network bandwidth a flag may state, Gb/s.
+const NETWORK_GBITS: gpuplan_core::limits::Span = gpuplan_core::limits::Span::above(0.0, 1e5);
 
 /// Benchmark kinds on the command line.
 #[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
@@ -396,24 +424,9 @@ pub struct ReplicaArgs {
     pub variant: Variant,
 }
 
+/// The training job and layout flags `fit --training` and `estimate --training` share.
 #[derive(Debug, Args)]
-pub struct FitCmd {
-    #[command(flatten)]
-    pub model: ModelArgs,
-    #[command(flatten)]
-    pub replica: ReplicaArgs,
-    /// Context length (prompt + output) each sequence needs, tokens.
-    #[arg(long, default_value_t = 2048, allow_negative_numbers = true, value_parser = whole::<u64>(limits::SEQUENCE_TOKENS))]
-    pub context: u64,
-    /// Engine memory utilisation cap (vLLM --gpu-memory-utilization).
-    #[arg(long, default_value_t = 0.90, allow_negative_numbers = true, value_parser = number(limits::MEMORY_UTILIZATION))]
-    pub memory_utilization: f64,
-    /// Engine max tokens per iteration (vLLM --max-num-batched-tokens).
-    #[arg(long, default_value_t = 8192, allow_negative_numbers = true, value_parser = whole::<u64>(limits::MAX_BATCHED_TOKENS))]
-    pub max_batched_tokens: u64,
-    /// Training instead of inference.
-    #[arg(long)]
-    pub training: bool,
+pub struct TrainingArgs {
     /// Data-parallel degree (training).
     #[arg(long, allow_negative_numbers = true, value_parser = whole::<u32>(limits::DP))]
     pub dp: Option<u32>,
@@ -447,6 +460,28 @@ pub struct FitCmd {
     /// Compiled/fused cross-entropy (no fp32 logits copies) (training).
     #[arg(long)]
     pub fused_loss: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct FitCmd {
+    #[command(flatten)]
+    pub model: ModelArgs,
+    #[command(flatten)]
+    pub replica: ReplicaArgs,
+    /// Context length (prompt + output) each sequence needs, tokens.
+    #[arg(long, default_value_t = 2048, allow_negative_numbers = true, value_parser = whole::<u64>(limits::SEQUENCE_TOKENS))]
+    pub context: u64,
+    /// Engine memory utilisation cap (vLLM --gpu-memory-utilization).
+    #[arg(long, default_value_t = 0.90, allow_negative_numbers = true, value_parser = number(limits::MEMORY_UTILIZATION))]
+    pub memory_utilization: f64,
+    /// Engine max tokens per iteration (vLLM --max-num-batched-tokens).
+    #[arg(long, default_value_t = 8192, allow_negative_numbers = true, value_parser = whole::<u64>(limits::MAX_BATCHED_TOKENS))]
+    pub max_batched_tokens: u64,
+    /// Training instead of inference.
+    #[arg(long)]
+    pub training: bool,
+    #[command(flatten)]
+    pub train: TrainingArgs,
     /// Print JSON.
     #[arg(long)]
     pub json: bool,

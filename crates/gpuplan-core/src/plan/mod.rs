@@ -19,7 +19,7 @@ mod launch;
 mod rejections;
 mod report;
 pub mod training;
-mod training_launch;
+pub mod training_launch;
 
 pub(crate) use candidates::ReplicaKey;
 pub(crate) use capacity::replica_spec;

@@ -98,6 +98,8 @@ pub struct TrainingPlan {
     pub flags: Vec<String>,
     /// A command that launches this layout.
     pub launch_command: String,
+    /// The same launch split into launcher and program, for exports.
+    pub launch: super::training_launch::Launch,
 }
 
 /// The result of a training search.
@@ -423,6 +425,8 @@ fn price(
             .push("egress price of the data's provider not in data/egress.csv: not counted".into());
     }
     let l = &choice.layout;
+    let launch =
+        super::training_launch::launch(w, choice, nodes, cand.gpus_per_instance, precision);
     let break_even = if spot {
         on_demand.and_then(|od| spot_break_even_rate(&input, unit_price, od))
     } else {
@@ -467,13 +471,8 @@ fn price(
         spot_break_even_preemptions_per_hour: break_even,
         fabric: fabric.label(),
         flags,
-        launch_command: super::training_launch::command(
-            w,
-            choice,
-            nodes,
-            cand.gpus_per_instance,
-            precision,
-        ),
+        launch_command: launch.command.clone(),
+        launch,
     })
     .map(|mut p| {
         p.flags.sort();

@@ -24,8 +24,53 @@ fn recompute_name(r: Recompute) -> &'static str {
     }
 }
 
+/// How a plan is launched: the whole command, and its program part (what
+/// follows the launcher and its rendezvous flags) for exports that supply
+/// their own rendezvous (SkyPilot's node IPs, a Kubernetes Indexed Job).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Launch {
+    /// `torchrun` or `tune run`.
+    pub launcher: String,
+    /// The module/script and its flags.
+    pub program: String,
+    /// The whole command for one node.
+    pub command: String,
+}
+
+/// The launch of `choice` on `nodes` × `gpus_per_node` GPUs.
+pub(crate) fn launch(
+    w: &TrainingWorkload,
+    choice: &LayoutChoice,
+    nodes: u64,
+    gpus_per_node: u32,
+    precision: Precision,
+) -> Launch {
+    let command = command(w, choice, nodes, gpus_per_node, precision);
+    let (launcher, program) = if let Some(rest) = command.strip_prefix("tune run ") {
+        // `tune run --nnodes N --nproc_per_node G RECIPE ...`
+        let words: Vec<&str> = rest.split(' ').collect();
+        (
+            "tune run".to_string(),
+            words.get(4..).unwrap_or_default().join(" "),
+        )
+    } else {
+        let rendezvous = rendezvous(nodes, gpus_per_node);
+        let program = command
+            .strip_prefix(&rendezvous)
+            .unwrap_or(&command)
+            .trim_start()
+            .to_string();
+        ("torchrun".to_string(), program)
+    };
+    Launch {
+        launcher,
+        program,
+        command,
+    }
+}
+
 /// The launch command for `choice` on `nodes` × `gpus_per_node` GPUs.
-pub(crate) fn command(
+fn command(
     w: &TrainingWorkload,
     choice: &LayoutChoice,
     nodes: u64,

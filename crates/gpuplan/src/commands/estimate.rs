@@ -52,10 +52,18 @@ struct EstimateReport {
 }
 
 pub fn run(catalog: &Catalog, cmd: EstimateCmd) -> CliResult {
+    if cmd.training {
+        return super::estimate_training::run(catalog, &cmd);
+    }
     let model = load::model(catalog, &cmd.model)?;
     let (gpu, precision, kv_precision) = resolve_replica(catalog, &cmd.replica)?;
     let layout = replica_layout(cmd.replica.count, cmd.replica.tp, cmd.replica.pp)?;
-    let (input_len, output_len) = (cmd.input_len, cmd.output_len);
+    // clap requires both without --training.
+    let (Some(input_len), Some(output_len)) = (cmd.input_len, cmd.output_len) else {
+        return Err(CliError::bad(
+            "--input-len and --output-len are required (or --training)",
+        ));
+    };
     let cal = load::calibration(cmd.calibration.as_deref())?;
     let limits = EngineLimits {
         memory_utilization: cmd.memory_utilization,

@@ -79,7 +79,7 @@ pub(crate) fn run(
 }
 
 /// Each file to stdout; several are separated by `==> NAME <==` lines.
-fn print_files(files: &[ExportFile]) {
+pub(crate) fn print_files(files: &[ExportFile]) {
     for (i, f) in files.iter().enumerate() {
         if files.len() > 1 {
             if i > 0 {
@@ -92,7 +92,7 @@ fn print_files(files: &[ExportFile]) {
 }
 
 /// Writes the files into `dir` (created if missing) and lists them.
-fn write_files(dir: &Path, files: &[ExportFile]) -> CliResult {
+pub(crate) fn write_files(dir: &Path, files: &[ExportFile]) -> CliResult {
     let fail = |what: &Path, e: std::io::Error| {
         CliError::bad(format!(
             "-o {}: cannot write {}: {e}",

@@ -1,7 +1,7 @@
 //! `gpuplan fit`: does a model fit, and how is each GPU's memory used.
 
 use super::{check_finite, print_json, table};
-use crate::cli::{FitCmd, MethodArg, RecomputeArg, ReplicaArgs};
+use crate::cli::{FitCmd, MethodArg, RecomputeArg, ReplicaArgs, TrainingArgs};
 use crate::error::{CliError, CliResult};
 use crate::load;
 use gpuplan_catalog::{Catalog, Precision, Variant};
@@ -114,6 +114,84 @@ pub fn precision_arg(flag: &str, value: &str) -> CliResult<Precision> {
         .map_err(|e| CliError::bad(format!("{flag}: {e}")))
 }
 
+/// The training job the `--training` flags describe, and the GPU count:
+/// TP × PP × DP must equal --count (formed in u64: it can exceed u32).
+pub fn training_input<'a>(
+    model: &'a gpuplan_catalog::ModelArch,
+    gpu: &'a gpuplan_catalog::GpuSpec,
+    precision: Precision,
+    replica: &ReplicaArgs,
+    t: &TrainingArgs,
+) -> CliResult<(TrainingMemoryInput<'a>, u32)> {
+    let tp = replica.tp.unwrap_or(1);
+    let pp = replica.pp;
+    if pp == 0 {
+        return Err(CliError::bad("--pp 0: expected a whole number >= 1"));
+    }
+    let dp = match (t.dp, replica.count) {
+        (Some(dp), _) => dp,
+        (None, Some(count)) => count / (tp * pp).max(1),
+        (None, None) => 1,
+    };
+    let product = u64::from(tp) * u64::from(pp) * u64::from(dp);
+    let count = match replica.count {
+        Some(count) => count,
+        None => u32::try_from(product)
+            .ok()
+            .filter(|c| limits::GPUS.contains(u64::from(*c)))
+            .ok_or_else(|| {
+                CliError::bad(format!(
+                    "--tp {tp} --pp {pp} --dp {dp}: tp × pp × dp = {product} GPUs: expected {}",
+                    limits::GPUS.describe()
+                ))
+            })?,
+    };
+    if dp == 0 || product != u64::from(count) {
+        return Err(CliError::bad(format!(
+            "--count {count}: must equal tp × pp × dp = {tp} × {pp} × {dp}"
+        )));
+    }
+    if t.lora_rank == 0 {
+        return Err(CliError::bad("--lora-rank 0: expected a whole number >= 1"));
+    }
+    let method = match t.method {
+        MethodArg::Full => FineTuneMethod::Full,
+        MethodArg::Lora => FineTuneMethod::Lora {
+            rank: t.lora_rank,
+            all_linear: !t.lora_attention_only,
+        },
+        MethodArg::Qlora => FineTuneMethod::Qlora {
+            rank: t.lora_rank,
+            all_linear: !t.lora_attention_only,
+        },
+    };
+    let input = TrainingMemoryInput {
+        model,
+        gpu,
+        layout: Layout { tp, pp },
+        dp,
+        zero: t.zero,
+        micro_batch: t.micro_batch,
+        seq_len: t.seq_len,
+        micro_batches: t.micro_batches.unwrap_or(u64::from(pp)),
+        schedule: PipelineSchedule::OneFOneB,
+        recompute: match t.recompute {
+            RecomputeArg::None => Recompute::None,
+            RecomputeArg::Selective => Recompute::Selective,
+            RecomputeArg::Full => Recompute::Full,
+        },
+        precision,
+        method,
+        optimizer: if t.adam_8bit {
+            Optimizer::Adam8bit
+        } else {
+            Optimizer::Adam
+        },
+        fused_loss: t.fused_loss,
+    };
+    Ok((input, count))
+}
+
 pub fn run(catalog: &Catalog, cmd: FitCmd) -> CliResult {
     let model = load::model(catalog, &cmd.model)?;
     let (gpu, precision, kv_precision) = resolve_replica(catalog, &cmd.replica)?;
@@ -121,74 +199,9 @@ pub fn run(catalog: &Catalog, cmd: FitCmd) -> CliResult {
         return Err(CliError::bad("--pp 0: expected a whole number >= 1"));
     }
     let report = if cmd.training {
-        let tp = cmd.replica.tp.unwrap_or(1);
-        let pp = cmd.replica.pp;
-        // tp, pp and dp are range-checked by clap; their product is formed in
-        // u64 (it can exceed u32) and must be a valid --count.
-        let dp = match (cmd.dp, cmd.replica.count) {
-            (Some(dp), _) => dp,
-            (None, Some(count)) => count / (tp * pp).max(1),
-            (None, None) => 1,
-        };
-        let product = u64::from(tp) * u64::from(pp) * u64::from(dp);
-        let count = match cmd.replica.count {
-            Some(count) => count,
-            None => u32::try_from(product)
-                .ok()
-                .filter(|c| limits::GPUS.contains(u64::from(*c)))
-                .ok_or_else(|| {
-                    CliError::bad(format!(
-                        "--tp {tp} --pp {pp} --dp {dp}: tp × pp × dp = {product} GPUs: expected {}",
-                        limits::GPUS.describe()
-                    ))
-                })?,
-        };
-        if dp == 0 || product != u64::from(count) {
-            return Err(CliError::bad(format!(
-                "--count {count}: must equal tp × pp × dp = {tp} × {pp} × {dp}"
-            )));
-        }
-        let method = match cmd.method {
-            MethodArg::Full => FineTuneMethod::Full,
-            MethodArg::Lora => FineTuneMethod::Lora {
-                rank: cmd.lora_rank,
-                all_linear: !cmd.lora_attention_only,
-            },
-            MethodArg::Qlora => FineTuneMethod::Qlora {
-                rank: cmd.lora_rank,
-                all_linear: !cmd.lora_attention_only,
-            },
-        };
-        if cmd.lora_rank == 0 {
-            return Err(CliError::bad("--lora-rank 0: expected a whole number >= 1"));
-        }
-        let mem = training_memory(&TrainingMemoryInput {
-            model: &model,
-            gpu,
-            layout: Layout {
-                tp,
-                pp: cmd.replica.pp,
-            },
-            dp,
-            zero: cmd.zero,
-            micro_batch: cmd.micro_batch,
-            seq_len: cmd.seq_len,
-            micro_batches: cmd.micro_batches.unwrap_or(u64::from(cmd.replica.pp)),
-            schedule: PipelineSchedule::OneFOneB,
-            recompute: match cmd.recompute {
-                RecomputeArg::None => Recompute::None,
-                RecomputeArg::Selective => Recompute::Selective,
-                RecomputeArg::Full => Recompute::Full,
-            },
-            precision,
-            method,
-            optimizer: if cmd.adam_8bit {
-                Optimizer::Adam8bit
-            } else {
-                Optimizer::Adam
-            },
-            fused_loss: cmd.fused_loss,
-        })?;
+        let (input, count) = training_input(&model, gpu, precision, &cmd.replica, &cmd.train)?;
+        let (tp, dp) = (input.layout.tp, input.dp);
+        let mem = training_memory(&input)?;
         FitReport {
             fits: mem.fits,
             mode: "training",

@@ -11,16 +11,14 @@ use std::path::Path;
 use std::time::Instant;
 
 pub fn run(catalog: &Catalog, cal: &Calibration, path: &Path, cmd: &PlanCmd) -> CliResult {
-    if cmd.export.is_some() {
-        return Err(CliError::bad(
-            "--export: training plans export their launch command (--explain N); Kubernetes/SkyPilot files for training are not written yet",
-        ));
-    }
     let w = load::training_workload(catalog, path)?;
     let factors = load::training_factors(None)?;
     let started = Instant::now();
     let report = plan_training(catalog, &w, cal, &factors);
     let elapsed = started.elapsed().as_secs_f64();
+    if let Some(kind) = cmd.export {
+        return export(catalog, &w, path, &report, cmd, kind);
+    }
     if let Some(n) = cmd.explain.filter(|_| !report.plans.is_empty()) {
         let Some(p) = report.plans.iter().find(|p| p.rank == n) else {
             return Err(CliError::bad(format!(
@@ -46,6 +44,54 @@ pub fn run(catalog: &Catalog, cal: &Calibration, path: &Path, cmd: &PlanCmd) -> 
         Err(CliError::Infeasible)
     } else {
         Ok(())
+    }
+}
+
+/// Writes plan `--plan N` as SkyPilot, Kubernetes or launch-script files.
+fn export(
+    catalog: &Catalog,
+    w: &TrainingWorkload,
+    path: &Path,
+    report: &TrainingReport,
+    cmd: &PlanCmd,
+    kind: crate::cli::ExportArg,
+) -> CliResult {
+    if report.plans.is_empty() {
+        eprintln!(
+            "No feasible plan to export. Hint: {}.",
+            report
+                .hint
+                .as_deref()
+                .unwrap_or("see `gpuplan plan` for the rejections")
+        );
+        return Err(CliError::Infeasible);
+    }
+    let rank = cmd.plan.unwrap_or(1);
+    let plan = report
+        .plans
+        .iter()
+        .find(|p| p.rank == rank)
+        .ok_or_else(|| {
+            CliError::bad(format!(
+                "--plan {rank}: expected a plan number from 1 to {}",
+                report.plans.len()
+            ))
+        })?;
+    check_finite(plan)?;
+    let file = path.display().to_string();
+    let ctx = gpuplan_report::TrainingExportContext {
+        catalog,
+        workload: w,
+        workload_file: &file,
+        plan,
+    };
+    let files = gpuplan_report::export_training(&ctx, kind.into())?;
+    match &cmd.output {
+        Some(dir) => super::export::write_files(dir, &files),
+        None => {
+            super::export::print_files(&files);
+            Ok(())
+        }
     }
 }
 
