@@ -18,7 +18,8 @@ which provides a virtualenv with the pinned tools
   parser; `resources` is checked by the schema and each cloud must be one
   SkyPilot registers. Instance types and accelerator names are not looked up:
   SkyPilot's catalog of them is downloaded from GitHub, and this runs offline.
-- vllm-serve.sh: `bash -n`. vllm-config.yaml: loads as a YAML mapping of flag
+- vllm-serve.sh and (training) train.sh: `bash -n`; a training skypilot.yaml
+  has no `service` section. vllm-config.yaml: loads as a YAML mapping of flag
   names (vLLM itself is not installed here: a multi-GB CUDA package).
 Exit status 1 if anything is invalid.
 """
@@ -100,28 +101,37 @@ def check_skypilot(path):
     except Exception as e:  # SkyPilot raises ValueError and its own exceptions
         return [f"{path}: {type(e).__name__}: {e}"]
     errors = []
-    if task.service is None:
+    # A serving task is a SkyServe service; a training task (train.sh beside it) has none.
+    training = (path.parent / "train.sh").exists()
+    if task.service is None and not training:
         errors.append(f"{path}: no SkyServe service section")
     for candidate in resources.get("any_of", [resources]):
         cloud = candidate.get("cloud")
         if cloud is not None and registry.CLOUD_REGISTRY.from_str(cloud) is None:
             errors.append(f"{path}: SkyPilot has no cloud {cloud!r}")
-    policy = config["service"]["replica_policy"]
+    if training:
+        what = f"training task on {task.num_nodes} node(s)"
+    else:
+        policy = config["service"]["replica_policy"]
+        what = (
+            f"service {policy['min_replicas']}..{policy['max_replicas']} replicas at "
+            f"{policy['target_qps_per_replica']} qps"
+        )
     print(
-        f"  skypilot {sky.__version__}: task schema, Task.from_yaml_config (service "
-        f"{policy['min_replicas']}..{policy['max_replicas']} replicas at "
-        f"{policy['target_qps_per_replica']} qps), clouds registered; catalog lookups skipped (offline)"
+        f"  skypilot {sky.__version__}: task schema, Task.from_yaml_config ({what}), "
+        "clouds registered; catalog lookups skipped (offline)"
     )
     return errors
 
 
 def check_engine(directory):
     errors = []
+    for script in (directory / "vllm-serve.sh", directory / "train.sh"):
+        if script.exists():
+            run = subprocess.run(["bash", "-n", str(script)], capture_output=True, text=True)
+            if run.returncode != 0:
+                errors.append(f"{script}: {run.stderr.strip()}")
     script = directory / "vllm-serve.sh"
-    if script.exists():
-        run = subprocess.run(["bash", "-n", str(script)], capture_output=True, text=True)
-        if run.returncode != 0:
-            errors.append(f"{script}: {run.stderr.strip()}")
     config = directory / "vllm-config.yaml"
     if config.exists():
         data = yaml.safe_load(config.read_text())

@@ -276,14 +276,6 @@ pub fn trace(data: &[u8]) {
 }
 
 /// The bundled calibration parses (a sanity check of the fixtures).
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn bundled_calibration_passes() {
-        super::calibration(gpuplan_core::BUNDLED_CALIBRATION.as_bytes());
-    }
-}
-
 /// A training workload file (`kind = "training"`, TOML) through the CLI's
 /// path: parse, validate against the small catalog, search. Errors name the
 /// file and a line or the field; every plan found uses all its GPUs
@@ -334,4 +326,12 @@ pub fn training_toml(data: &[u8]) {
 fn training_factors() -> &'static gpuplan_core::training::TrainingFactors {
     static FACTORS: OnceLock<gpuplan_core::training::TrainingFactors> = OnceLock::new();
     FACTORS.get_or_init(gpuplan_core::training::TrainingFactors::bundled)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn bundled_calibration_passes() {
+        super::calibration(gpuplan_core::BUNDLED_CALIBRATION.as_bytes());
+    }
 }

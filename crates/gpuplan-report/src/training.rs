@@ -85,7 +85,7 @@ fn setup(ctx: &TrainingExportContext) -> String {
     } else if p.program.contains("torchtitan") {
         "pip install torchtitan torchao".into()
     } else {
-        "git clone https://github.com/NVIDIA/Megatron-LM.git && cd Megatron-LM && pip install -e ."
+        "git clone https://github.com/NVIDIA/Megatron-LM.git ~/Megatron-LM && pip install -e ~/Megatron-LM"
             .into()
     }
 }
@@ -155,6 +155,20 @@ fn metadata(name: &str) -> ObjectMeta {
 fn node_command(ctx: &TrainingExportContext, nodes: &str, rank: &str, master: &str) -> String {
     let p = ctx.plan;
     let l = &p.launch;
+    if l.program.starts_with("pretrain_gpt.py") {
+        // Megatron-LM runs from its checkout.
+        let inner = node_command_in(ctx, nodes, rank, master);
+        return format!("cd ~/Megatron-LM && {inner}");
+    }
+    node_command_in(ctx, nodes, rank, master)
+}
+
+fn node_command_in(ctx: &TrainingExportContext, nodes: &str, rank: &str, master: &str) -> String {
+    let p = ctx.plan;
+    let l = &p.launch;
+    if l.launcher == "tune run" && p.gpus == 1 {
+        return format!("tune run {}", l.program);
+    }
     if l.launcher == "tune run" {
         return format!(
             "tune run --nnodes {nodes} --nproc_per_node {} --node_rank {rank} --master_addr {master} --master_port {MASTER_PORT} {}",
@@ -210,15 +224,19 @@ fn skypilot(ctx: &TrainingExportContext) -> Result<ExportFile, ExportError> {
         },
         num_nodes: (p.nodes > 1).then_some(count_u32(p.nodes)),
         setup: setup(ctx),
-        run: format!(
-            "MASTER_ADDR=$(echo \"$SKYPILOT_NODE_IPS\" | head -n1)\n{}\n",
-            node_command(
-                ctx,
-                "$SKYPILOT_NUM_NODES",
-                "$SKYPILOT_NODE_RANK",
-                "$MASTER_ADDR"
+        run: if p.nodes > 1 {
+            format!(
+                "MASTER_ADDR=$(echo \"$SKYPILOT_NODE_IPS\" | head -n1)\n{}\n",
+                node_command(
+                    ctx,
+                    "$SKYPILOT_NUM_NODES",
+                    "$SKYPILOT_NODE_RANK",
+                    "$MASTER_ADDR"
+                )
             )
-        ),
+        } else {
+            format!("{}\n", node_command(ctx, "1", "0", "localhost"))
+        },
     };
     let body = serde_norway::to_string(&task).map_err(|source| ExportError::Yaml {
         file: "skypilot.yaml",

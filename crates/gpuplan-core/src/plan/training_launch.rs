@@ -47,12 +47,12 @@ pub(crate) fn launch(
 ) -> Launch {
     let command = command(w, choice, nodes, gpus_per_node, precision);
     let (launcher, program) = if let Some(rest) = command.strip_prefix("tune run ") {
-        // `tune run --nnodes N --nproc_per_node G RECIPE ...`
-        let words: Vec<&str> = rest.split(' ').collect();
-        (
-            "tune run".to_string(),
-            words.get(4..).unwrap_or_default().join(" "),
-        )
+        // `tune run [--nnodes N --nproc_per_node G] RECIPE ...`
+        let program = match rest.strip_prefix("--nnodes ") {
+            Some(flags) => flags.splitn(4, ' ').nth(3).unwrap_or_default().to_string(),
+            None => rest.to_string(),
+        };
+        ("tune run".to_string(), program)
     } else {
         let rendezvous = rendezvous(nodes, gpus_per_node);
         let program = command
@@ -80,10 +80,16 @@ fn command(
     let l = &choice.layout;
     let steps = (w.tokens / (w.global_batch as f64 * w.seq_len as f64)).ceil() as u64;
     if let FineTuneMethod::Lora { rank, .. } | FineTuneMethod::Qlora { rank, .. } = w.method {
-        let recipe = if nodes * u64::from(gpus_per_node) == 1 {
+        let single = nodes * u64::from(gpus_per_node) == 1;
+        let recipe = if single {
             "lora_finetune_single_device"
         } else {
             "lora_finetune_distributed"
+        };
+        let launcher = if single {
+            "tune run".to_string()
+        } else {
+            format!("tune run --nnodes {nodes} --nproc_per_node {gpus_per_node}")
         };
         let quant = if matches!(w.method, FineTuneMethod::Qlora { .. }) {
             " model.quantize_base=True"
@@ -91,7 +97,7 @@ fn command(
             ""
         };
         return format!(
-            "tune run --nnodes {nodes} --nproc_per_node {gpus_per_node} {recipe} --config <torchtune config for {}> model.lora_rank={rank}{quant} batch_size={} gradient_accumulation_steps={} tokenizer.max_seq_len={} enable_activation_checkpointing={} max_steps_per_epoch={steps}",
+            "{launcher} {recipe} --config ${{TORCHTUNE_CONFIG:?the torchtune recipe config for {}}} model.lora_rank={rank}{quant} batch_size={} gradient_accumulation_steps={} tokenizer.max_seq_len={} enable_activation_checkpointing={} max_steps_per_epoch={steps}",
             w.model.id,
             l.micro_batch,
             l.micro_batches,
@@ -103,7 +109,7 @@ fn command(
     match w.framework {
         Framework::Torchtitan => {
             let mut flags = format!(
-                "{launch} -m torchtitan.train --job.config_file <train_config.toml for {}> --training.seq_len {} --training.local_batch_size {} --training.global_batch_size {} --training.steps {steps} --parallelism.data_parallel_shard_degree {} --parallelism.tensor_parallel_degree {} --parallelism.pipeline_parallel_degree {} --activation_checkpoint.mode {} --compile.enable",
+                "{launch} -m torchtitan.train --job.config_file ${{TORCHTITAN_CONFIG:?the torchtitan train_config.toml for {}}} --training.seq_len {} --training.local_batch_size {} --training.global_batch_size {} --training.steps {steps} --parallelism.data_parallel_shard_degree {} --parallelism.tensor_parallel_degree {} --parallelism.pipeline_parallel_degree {} --activation_checkpoint.mode {} --compile.enable",
                 w.model.id,
                 w.seq_len,
                 l.micro_batch * l.micro_batches,
@@ -138,10 +144,33 @@ fn command(
             flags
         }
         Framework::Megatron => {
+            let m = &w.model;
             let mut flags = format!(
-                "{launch} pretrain_gpt.py --tensor-model-parallel-size {} --pipeline-model-parallel-size {} --micro-batch-size {} --global-batch-size {} --seq-length {} --train-iters {steps} --bf16 --use-distributed-optimizer --overlap-grad-reduce --overlap-param-gather",
-                l.tp, l.pp, l.micro_batch, w.global_batch, w.seq_len
+                "{launch} pretrain_gpt.py --num-layers {} --hidden-size {} --ffn-hidden-size {} --num-attention-heads {} --max-position-embeddings {} --tensor-model-parallel-size {} --pipeline-model-parallel-size {} --micro-batch-size {} --global-batch-size {} --seq-length {} --train-iters {steps} --bf16 --use-distributed-optimizer --overlap-grad-reduce --overlap-param-gather --use-flash-attn --data-path ${{DATA_PATH:?the Megatron data prefix}} --tokenizer-type HuggingFaceTokenizer --tokenizer-model {} --save ${{CHECKPOINT_DIR:?where checkpoints go}} --load ${{CHECKPOINT_DIR}}",
+                m.num_layers,
+                m.hidden_size,
+                m.intermediate_size,
+                m.num_attention_heads,
+                m.max_position_embeddings,
+                l.tp,
+                l.pp,
+                l.micro_batch,
+                w.global_batch,
+                w.seq_len,
+                m.hf_repo.as_deref().unwrap_or("${TOKENIZER:?a Hugging Face tokenizer}")
             );
+            if m.num_kv_heads != m.num_attention_heads {
+                flags.push_str(&format!(
+                    " --group-query-attention --num-query-groups {}",
+                    m.num_kv_heads
+                ));
+            }
+            if matches!(m.mlp_type, gpuplan_catalog::MlpType::Swiglu) {
+                flags.push_str(" --swiglu --normalization RMSNorm --position-embedding-type rope --disable-bias-linear");
+            }
+            if !m.tie_word_embeddings {
+                flags.push_str(" --untie-embeddings-and-output-weights");
+            }
             if l.tp > 1 {
                 flags.push_str(" --sequence-parallel --tp-comm-overlap");
             }
