@@ -140,8 +140,7 @@ fn explain_prints_the_breakdown_and_a_launch_command() {
         "1",
     ]);
     assert!(
-        out.stdout
-            .contains("pretrain_gpt.py --tensor-model-parallel-size"),
+        out.stdout.contains("pretrain_gpt.py --num-layers 32"),
         "{}",
         out.stdout
     );
@@ -181,4 +180,91 @@ fn infeasible_training_exits_1_with_reasons_and_bad_input_exits_2_naming_the_fie
         assert_eq!(out.code, 2, "{field}: {}{}", out.stdout, out.stderr);
         assert!(out.stderr.contains(field), "{field}: {}", out.stderr);
     }
+}
+
+#[test]
+fn training_exports_use_every_node_and_estimate_training_times_one_layout() {
+    let out = gpuplan(&[
+        "plan",
+        "examples/training/pretrain-7b.toml",
+        "--export",
+        "k8s",
+    ]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let v: serde_json::Value = serde_json::from_str(
+        &gpuplan(&["plan", "examples/training/pretrain-7b.toml", "--json"]).stdout,
+    )
+    .unwrap();
+    let nodes = v["plans"][0]["nodes"].as_u64().unwrap();
+    assert!(
+        out.stdout.contains(&format!("completions: {nodes}")),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains("completionMode: Indexed") && out.stdout.contains("clusterIP: None")
+    );
+    let out = gpuplan(&[
+        "plan",
+        "examples/training/pretrain-7b.toml",
+        "--export",
+        "skypilot",
+    ]);
+    assert!(
+        out.stdout.contains(&format!("num_nodes: {nodes}")),
+        "{}",
+        out.stdout
+    );
+    let out = gpuplan(&[
+        "estimate",
+        "--training",
+        "--model",
+        "llama-3.1-8b",
+        "--gpu",
+        "H100",
+        "--count",
+        "8",
+        "--dp",
+        "8",
+        "--zero",
+        "3",
+        "--micro-batch",
+        "1",
+        "--seq-len",
+        "8192",
+        "--recompute",
+        "selective",
+        "--json",
+    ]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let e: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let step = &e["step"];
+    let parts: f64 = [
+        "gemm_s",
+        "attention_s",
+        "elementwise_s",
+        "tp_comm_s",
+        "pipeline_s",
+        "dp_comm_exposed_s",
+        "moe_all_to_all_s",
+        "optimizer_s",
+    ]
+    .iter()
+    .map(|k| step[*k].as_f64().unwrap())
+    .sum();
+    let total = step["step_s"].as_f64().unwrap();
+    assert!((parts - total).abs() <= 1e-9 * total, "{parts} vs {total}");
+    assert_eq!(e["fits"], true);
+    // --input-len is for serving, not with --training.
+    let out = gpuplan(&[
+        "estimate",
+        "--training",
+        "--model",
+        "llama-3.1-8b",
+        "--gpu",
+        "H100",
+        "--input-len",
+        "10",
+    ]);
+    assert_eq!(out.code, 2);
 }
