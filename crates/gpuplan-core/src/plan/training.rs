@@ -82,6 +82,8 @@ pub struct TrainingPlan {
     pub interruptions_per_hour: f64,
     /// USD per hour for all instances (after discounts).
     pub usd_per_hour: f64,
+    /// When the price was read (the offering's snapshot date), if stated.
+    pub price_date: Option<String>,
     /// Instance-hours cost.
     pub compute_usd: f64,
     /// Moving the data set here, USD (None = the data's provider publishes no rate).
@@ -464,6 +466,7 @@ fn price(
         checkpoint_write_s: r.checkpoint_write_s,
         interruptions_per_hour: r.interruptions_per_hour,
         usd_per_hour,
+        price_date: o.snapshot_date().map(str::to_string),
         compute_usd,
         egress_usd,
         data_route: data.map_or_else(|| "local".to_string(), |d| d.route),
