@@ -394,7 +394,6 @@ fn k8s(ctx: &TrainingExportContext) -> Result<ExportFile, ExportError> {
 /// Typed objects to YAML with the file named in the error.
 mod erased {
     use crate::error::ExportError;
-    use crate::header::GPUPLAN_VERSION;
 
     pub(super) trait Yaml {
         fn to_yaml(&self) -> Result<String, ExportError>;
