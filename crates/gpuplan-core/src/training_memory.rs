@@ -357,6 +357,10 @@ fn rank_memory(input: &TrainingMemoryInput<'_>, is_first: bool, is_last: bool) -
             // 4.127 bits per weight (QLoRA paper, Dettmers et al. 2023); embeddings stay 16-bit.
             let base = if matches!(input.method, FineTuneMethod::Qlora { .. }) {
                 4.127 / 8.0
+            } else if fp8 {
+                // FP8 training keeps the frozen base as FP8 weights (Transformer
+                // Engine `fp8_model_init`, as the MLPerf LoRA submissions run it).
+                1.0
             } else {
                 2.0
             };

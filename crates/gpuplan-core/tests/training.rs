@@ -111,8 +111,8 @@ fn mlperf_llm_time_to_train_rows_are_predicted_and_skips_say_why() {
     let mut sorted = predicted.clone();
     sorted.sort_by(f64::total_cmp);
     let median = sorted[sorted.len() / 2];
-    // The target is 20%; today's model reaches this (see the closing note).
-    assert!(median <= 30.0, "median {median}");
+    // Held out (the factors are fitted on benchmarks_dev.csv only): the target is 20%.
+    assert!(median <= 20.0, "median {median}");
     for r in report.rows.iter().filter(|r| r.predicted.is_none()) {
         assert!(!r.skipped.as_deref().unwrap_or("").is_empty(), "{}", r.id);
     }

@@ -59,6 +59,7 @@ struct RawPoint {
     points: String,
     eval_every_samples: Option<f64>,
     eval_samples: Option<f64>,
+    evals_skipped: Option<f64>,
     #[allow(dead_code)]
     source: String,
 }
@@ -70,6 +71,8 @@ pub struct Convergence {
     pub points: Vec<(u64, f64)>,
     /// Evaluation: every so many samples, over so many samples.
     pub eval: Option<(f64, f64)>,
+    /// Evaluations the submissions skip at the start (`SKIP_EVALS`).
+    pub evals_skipped: f64,
 }
 
 fn table() -> &'static Vec<RawPoint> {
@@ -95,7 +98,16 @@ impl Convergence {
             .iter()
             .find(|p| p.benchmark == key)
             .and_then(|p| Some((p.eval_every_samples?, p.eval_samples?)));
-        (!points.is_empty()).then_some(Convergence { points, eval })
+        let evals_skipped = table()
+            .iter()
+            .find(|p| p.benchmark == key)
+            .and_then(|p| p.evals_skipped)
+            .unwrap_or(0.0);
+        (!points.is_empty()).then_some(Convergence {
+            points,
+            eval,
+            evals_skipped,
+        })
     }
 
     /// Samples to converge at `global_batch`: log-linear interpolation between

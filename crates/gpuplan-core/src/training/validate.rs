@@ -263,8 +263,9 @@ fn predict_time_to_train(
     let eval_s = match convergence.eval {
         Some((every, eval_samples)) => {
             let passes = super::step::gemm_passes_of(&job, choice.layout.recompute);
-            (samples / every).floor() * eval_samples * bench.seq_len as f64
-                / (tokens_per_s * passes)
+            // Submissions skip the first evaluations (SKIP_EVALS).
+            let evals = ((samples / every).floor() - convergence.evals_skipped).max(0.0);
+            evals * eval_samples * bench.seq_len as f64 / (tokens_per_s * passes)
         }
         None => 0.0,
     };
