@@ -118,6 +118,10 @@ pub struct TrainingMemoryInput<'a> {
     pub optimizer: Optimizer,
     /// Cross-entropy is compiled/fused (no fp32 logits copies).
     pub fused_loss: bool,
+    /// Asynchronous tensor parallelism (PyTorch SymmetricMemory fused
+    /// all-gather/reduce-scatter matmuls): a workspace holding a layer's
+    /// all-gathered input.
+    pub async_tp: bool,
 }
 
 /// Result of the training memory model.
@@ -409,6 +413,13 @@ fn rank_memory(input: &TrainingMemoryInput<'_>, is_first: bool, is_last: bool) -
     if input.layout.tp > 1 {
         working_set += tokens * 4.0 * h * (1.0 - 1.0 / tp);
     }
+    // Async TP keeps a symmetric-memory workspace for the all-gathered 16-bit
+    // layer input (tokens × hidden), allocated once and reused by every layer.
+    let async_tp_workspace = if input.async_tp && input.layout.tp > 1 {
+        tokens * h * 2.0
+    } else {
+        0.0
+    };
     if matches!(input.method, FineTuneMethod::Qlora { .. }) {
         working_set += 2.0 * h * m.intermediate_size as f64 / tp;
     }
@@ -428,7 +439,7 @@ fn rank_memory(input: &TrainingMemoryInput<'_>, is_first: bool, is_last: bool) -
         0.0
     };
 
-    let static_bytes = weights + unsharded + grads + optimizer + activations;
+    let static_bytes = weights + unsharded + grads + optimizer + activations + async_tp_workspace;
     let peak_phase = if logits >= working_set {
         "loss"
     } else {
@@ -496,6 +507,7 @@ mod tests {
             method: FineTuneMethod::Full,
             optimizer: Optimizer::Adam,
             fused_loss: false,
+            async_tp: false,
         }
     }
 
@@ -608,6 +620,33 @@ mod tests {
             let e = training_memory(&patch).unwrap_err().to_string();
             assert!(e.contains(needle), "{e}");
         }
+    }
+
+    #[test]
+    fn async_tp_adds_one_gathered_layer_input_and_only_with_tp() {
+        let m = model("llama-3.1-70b");
+        let g = gpu("H100");
+        let at = |tp: u32, async_tp: bool| {
+            training_memory(&TrainingMemoryInput {
+                layout: Layout { tp, pp: 1 },
+                dp: 8,
+                zero: 3,
+                micro_batch: 2,
+                seq_len: 4096,
+                recompute: Recompute::Full,
+                async_tp,
+                ..input(&m, g)
+            })
+            .unwrap()
+            .reserved_peak_gib
+        };
+        let gathered_gib = 2.0 * 4096.0 * 8192.0 * 2.0 / GIB;
+        let added = at(8, true) - at(8, false);
+        assert!(
+            (added - gathered_gib * (1.0 + ALLOCATOR_OVERHEAD_FRACTION)).abs() < 1e-6,
+            "{added} GiB"
+        );
+        assert_eq!(at(1, true), at(1, false));
     }
 
     #[test]

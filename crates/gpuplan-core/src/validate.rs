@@ -366,6 +366,7 @@ fn predict_memory(catalog: &Catalog, row: &BenchmarkRow) -> Prediction {
                 method: FineTuneMethod::Full,
                 optimizer: Optimizer::Adam,
                 fused_loss,
+                async_tp: row.async_tp == Some(true) || notes.contains("asynctp"),
             })
             .map_err(|e| e.to_string())?;
             Ok((

@@ -175,7 +175,7 @@ proptest! {
             micro_batch, seq_len: 4096, micro_batches: 1,
             schedule: PipelineSchedule::OneFOneB, recompute: Recompute::Full,
             precision: Precision::Bf16, method: FineTuneMethod::Full,
-            optimizer: Optimizer::Adam, fused_loss: true,
+            optimizer: Optimizer::Adam, fused_loss: true, async_tp: false,
         }).unwrap().reserved_peak_gib;
         let dp = 1u32 << dp_pow;
         prop_assert!(at(dp * 2) <= at(dp) + 1e-9);

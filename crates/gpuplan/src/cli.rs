@@ -460,6 +460,10 @@ pub struct TrainingArgs {
     /// Compiled/fused cross-entropy (no fp32 logits copies) (training).
     #[arg(long)]
     pub fused_loss: bool,
+    /// Asynchronous tensor parallelism (training with --tp > 1): adds its
+    /// all-gather workspace to memory.
+    #[arg(long)]
+    pub async_tp: bool,
 }
 
 #[derive(Debug, Args)]

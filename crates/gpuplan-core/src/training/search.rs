@@ -211,5 +211,6 @@ pub fn memory(
         method: job.method,
         optimizer: job.optimizer,
         fused_loss: space.fused_loss,
+        async_tp: job.async_tp,
     })
 }

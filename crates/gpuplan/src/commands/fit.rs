@@ -188,6 +188,7 @@ pub fn training_input<'a>(
             Optimizer::Adam
         },
         fused_loss: t.fused_loss,
+        async_tp: t.async_tp,
     };
     Ok((input, count))
 }
