@@ -1,7 +1,7 @@
 //! Training and fine-tuning: the step-time model, the fabric it runs on, its
 //! fitted factors, and spot/failure resilience. The memory side is
-//! [`crate::training_memory`]; the search over layouts and offerings is
-//! [`crate::plan::training`].
+//! `training_memory`; the search over layouts and offerings is
+//! [`crate::plan_training`].
 
 pub mod fabric;
 pub mod factors;
