@@ -97,6 +97,7 @@ pub fn best_layout(
     let mut best: Option<LayoutChoice> = None;
     let mut tried = 0usize;
     let mut smallest_peak: Option<f64> = None;
+    let mut step_error: Option<String> = None;
     let mut gpu_memory_gib = gpu.memory_gib;
     for tp in powers_of_two_dividing(gpus, node.min(gpus)) {
         if !m.num_attention_heads.is_multiple_of(tp) {
@@ -141,8 +142,12 @@ pub fn best_layout(
                         if !mem.fits {
                             continue;
                         }
-                        let Ok(step) = step_time(job, &layout, gpu, fabric, cal, factors) else {
-                            continue;
+                        let step = match step_time(job, &layout, gpu, fabric, cal, factors) {
+                            Ok(step) => step,
+                            Err(e) => {
+                                step_error.get_or_insert_with(|| e.to_string());
+                                continue;
+                            }
                         };
                         if best.as_ref().is_none_or(|b| step.step_s < b.step.step_s) {
                             best = Some(LayoutChoice {
@@ -161,11 +166,12 @@ pub fn best_layout(
         tried,
         smallest_peak_gib: smallest_peak,
         gpu_memory_gib,
-        reason: match smallest_peak {
-            Some(peak) => format!(
+        reason: match (step_error, smallest_peak) {
+            (Some(why), _) => format!("layouts fit in memory but cannot be timed: {why}"),
+            (None, Some(peak)) => format!(
                 "needs at least {peak:.1} GiB per GPU in its smallest layout, {gpu_memory_gib:.1} GiB usable"
             ),
-            None => format!(
+            (None, None) => format!(
                 "no TP × PP × DP split of {gpus} GPUs divides the global batch of {global_batch} sequences"
             ),
         },
