@@ -270,7 +270,7 @@ impl Calibration {
     }
 
     /// Mean of the factors whose name starts with `prefix`.
-    fn mean_of(&self, prefix: &str) -> Option<f64> {
+    pub(crate) fn mean_of(&self, prefix: &str) -> Option<f64> {
         let v: Vec<f64> = self
             .factors
             .iter()

@@ -46,6 +46,17 @@ pub enum Recompute {
     Full,
 }
 
+impl Recompute {
+    /// The lowercase name used in files and flags.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Recompute::None => "none",
+            Recompute::Selective => "selective",
+            Recompute::Full => "full",
+        }
+    }
+}
+
 /// What is trained.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 #[serde(tag = "method", rename_all = "lowercase")]

@@ -117,11 +117,7 @@ fn header(ctx: &TrainingExportContext) -> String {
             p.zero_stage,
             p.micro_batch,
             p.micro_batches,
-            match p.recompute {
-                gpuplan_core::Recompute::None => "none",
-                gpuplan_core::Recompute::Selective => "selective",
-                gpuplan_core::Recompute::Full => "full",
-            },
+            p.recompute.as_str(),
             p.precision
         ),
         format!(

@@ -97,24 +97,12 @@ pub fn workload_with_raw(
 ) -> CliResult<(gpuplan_core::InferenceWorkload, gpuplan_core::RawWorkload)> {
     let text = read(path)?;
     let name = path.display();
-    let format = if path.extension().and_then(|e| e.to_str()) == Some("json") {
-        WorkloadFormat::Json
-    } else {
-        WorkloadFormat::Toml
-    };
-    let raw = parse_workload(&name.to_string(), &text, format)?;
-    let hf_model = match &raw.model.hf_config {
-        Some(rel) => {
-            let p = path.parent().unwrap_or(Path::new(".")).join(rel);
-            let id = raw
-                .model
-                .id
-                .clone()
-                .unwrap_or_else(|| "hf-model".to_string());
-            Some(import_hf_config(&p.display().to_string(), &read(&p)?, &id)?)
-        }
-        None => None,
-    };
+    let raw = parse_workload(&name.to_string(), &text, workload_format(path))?;
+    let hf_model = hf_model(
+        path,
+        raw.model.hf_config.as_deref(),
+        raw.model.id.as_deref(),
+    )?;
     let validated = raw
         .clone()
         .validate(catalog, hf_model)
@@ -147,18 +135,11 @@ pub fn training_workload(
     let name = path.display().to_string();
     let raw: gpuplan_core::training::RawTrainingWorkload =
         gpuplan_core::parse_document(&name, &text, workload_format(path))?;
-    let hf_model = match &raw.model.hf_config {
-        Some(rel) => {
-            let p = path.parent().unwrap_or(Path::new(".")).join(rel);
-            let id = raw
-                .model
-                .id
-                .clone()
-                .unwrap_or_else(|| "hf-model".to_string());
-            Some(import_hf_config(&p.display().to_string(), &read(&p)?, &id)?)
-        }
-        None => None,
-    };
+    let hf_model = hf_model(
+        path,
+        raw.model.hf_config.as_deref(),
+        raw.model.id.as_deref(),
+    )?;
     raw.validate(catalog, hf_model)
         .map_err(|e| CliError::bad(format!("{name}: {e}")))
 }
@@ -170,4 +151,23 @@ pub fn training_factors(path: Option<&Path>) -> CliResult<gpuplan_core::training
             .map_err(|e| CliError::bad(format!("{}: {e}", p.display()))),
         None => Ok(gpuplan_core::training::TrainingFactors::bundled()),
     }
+}
+
+/// The model a workload's `model.hf_config` names (relative to the workload
+/// file), read and imported with `model.id` as its id.
+fn hf_model(
+    workload: &Path,
+    hf_config: Option<&str>,
+    id: Option<&str>,
+) -> CliResult<Option<gpuplan_catalog::ModelArch>> {
+    let Some(rel) = hf_config else {
+        return Ok(None);
+    };
+    let p = workload.parent().unwrap_or(Path::new(".")).join(rel);
+    let id = id.unwrap_or("hf-model");
+    Ok(Some(import_hf_config(
+        &p.display().to_string(),
+        &read(&p)?,
+        id,
+    )?))
 }

@@ -147,6 +147,20 @@ struct ShapeKey {
     precision: Precision,
 }
 
+impl ShapeKey {
+    fn new(cand: &Candidate<'_>, fabric: &Fabric, nodes: u64, precision: Precision) -> ShapeKey {
+        ShapeKey {
+            gpu: cand.gpu.name.clone(),
+            gpus_per_node: cand.gpus_per_instance,
+            nvlink: fabric.nvlink_class,
+            network_mbits: (fabric.network_gbits * 1000.0) as u64,
+            network_assumed: fabric.network_assumed,
+            nodes,
+            precision,
+        }
+    }
+}
+
 fn job<'a>(w: &'a TrainingWorkload, precision: Precision) -> TrainingJob<'a> {
     TrainingJob {
         model: &w.model,
@@ -213,15 +227,7 @@ pub fn plan_training(
                 continue;
             }
             for nodes in node_counts(w, cand.gpus_per_instance, &fabric) {
-                let key = ShapeKey {
-                    gpu: cand.gpu.name.clone(),
-                    gpus_per_node: cand.gpus_per_instance,
-                    nvlink: fabric.nvlink_class,
-                    network_mbits: (fabric.network_gbits * 1000.0) as u64,
-                    network_assumed: fabric.network_assumed,
-                    nodes,
-                    precision,
-                };
+                let key = ShapeKey::new(cand, &fabric, nodes, precision);
                 shapes.entry(key).or_insert_with(|| (*cand, fabric.clone()));
             }
         }
@@ -263,15 +269,7 @@ pub fn plan_training(
         let fabric = Fabric::of_offering(cand.offering, cand.gpu, cal);
         for &precision in &w.precisions {
             for nodes in node_counts(w, cand.gpus_per_instance, &fabric) {
-                let key = ShapeKey {
-                    gpu: cand.gpu.name.clone(),
-                    gpus_per_node: cand.gpus_per_instance,
-                    nvlink: fabric.nvlink_class,
-                    network_mbits: (fabric.network_gbits * 1000.0) as u64,
-                    network_assumed: fabric.network_assumed,
-                    nodes,
-                    precision,
-                };
+                let key = ShapeKey::new(cand, &fabric, nodes, precision);
                 let Some(choice) = choices.get(&key) else {
                     continue;
                 };

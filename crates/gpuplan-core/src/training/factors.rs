@@ -50,17 +50,6 @@ impl TrainingFactors {
         self.table.get(name)
     }
 
-    fn mean_of(&self, prefix: &str) -> Option<f64> {
-        let v: Vec<f64> = self
-            .table
-            .factors
-            .iter()
-            .filter(|f| f.name.starts_with(prefix))
-            .map(|f| f.value)
-            .collect();
-        (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
-    }
-
     /// Achieved share of the dense tensor peak in large training GEMMs for
     /// this GPU family and GEMM precision; families without a fitted factor
     /// use the mean of the fitted ones at that precision class, then all.
@@ -80,7 +69,7 @@ impl TrainingFactors {
                     .collect();
                 (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
             })
-            .or_else(|| self.mean_of("training_gemm_efficiency."))
+            .or_else(|| self.table.mean_of("training_gemm_efficiency."))
             .unwrap_or(f64::NAN)
     }
 

@@ -132,6 +132,23 @@ pub struct StepTime {
     pub calibrated: bool,
 }
 
+impl StepTime {
+    /// The parts of the step in seconds, named for people, in a fixed order;
+    /// they sum to `step_s`.
+    pub fn parts(&self) -> [(&'static str, f64); 8] {
+        [
+            ("GEMMs (fwd, bwd, recompute)", self.gemm_s),
+            ("flash attention", self.attention_s),
+            ("non-GEMM kernels", self.elementwise_s),
+            ("tensor-parallel comm (exposed)", self.tp_comm_s),
+            ("pipeline bubble + p2p", self.pipeline_s),
+            ("data-parallel comm (exposed)", self.dp_comm_exposed_s),
+            ("MoE all-to-all", self.moe_all_to_all_s),
+            ("optimizer update", self.optimizer_s),
+        ]
+    }
+}
+
 /// One GEMM of a layer: `tokens × k` by `k × n`, after the TP split.
 #[derive(Debug, Clone, Copy)]
 struct Gemm {

@@ -133,16 +133,7 @@ fn print_human(r: &TrainingEstimate) {
         if s.calibrated { "" } else { " (uncalibrated GPU family)" }
     );
     let mut t = table(&["where the step goes", "seconds", "share"]);
-    for (name, v) in [
-        ("GEMMs (fwd, bwd, recompute)", s.gemm_s),
-        ("flash attention", s.attention_s),
-        ("non-GEMM kernels", s.elementwise_s),
-        ("tensor-parallel comm (exposed)", s.tp_comm_s),
-        ("pipeline bubble + p2p", s.pipeline_s),
-        ("data-parallel comm (exposed)", s.dp_comm_exposed_s),
-        ("MoE all-to-all", s.moe_all_to_all_s),
-        ("optimizer update", s.optimizer_s),
-    ] {
+    for (name, v) in s.parts() {
         t.add_row(vec![
             name.to_string(),
             format!("{v:.4}"),

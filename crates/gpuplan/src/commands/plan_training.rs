@@ -230,16 +230,7 @@ fn explain(w: &TrainingWorkload, p: &TrainingPlan) {
         s.mfu * 100.0
     );
     println!("Where the step goes:");
-    for (name, v) in [
-        ("GEMMs (fwd, bwd, recompute)", s.gemm_s),
-        ("flash attention", s.attention_s),
-        ("non-GEMM kernels", s.elementwise_s),
-        ("tensor-parallel comm (exposed)", s.tp_comm_s),
-        ("pipeline bubble + p2p", s.pipeline_s),
-        ("data-parallel comm (exposed)", s.dp_comm_exposed_s),
-        ("MoE all-to-all", s.moe_all_to_all_s),
-        ("optimizer update", s.optimizer_s),
-    ] {
+    for (name, v) in s.parts() {
         if v > 0.0 {
             println!("  {name:32} {:>9.3} s  {:>5.1}%", v, 100.0 * v / s.step_s);
         }
