@@ -11,7 +11,7 @@ use crate::training::{
     best_layout, data_move, resilience, spot_break_even_rate, Fabric, Framework, Hardware,
     LayoutChoice, ResilienceInput, SearchSpace, TrainingFactors, TrainingJob, TrainingWorkload,
 };
-use crate::training_memory::{FineTuneMethod, Optimizer};
+use crate::training_memory::{lora_params_per_layer, FineTuneMethod, Optimizer};
 use gpuplan_catalog::{Catalog, Precision};
 use rayon::prelude::*;
 use serde::Serialize;
@@ -203,9 +203,33 @@ pub fn plan_training(
         recompute: w.recompute.clone(),
         ..SearchSpace::default()
     };
-    // Distinct shapes to evaluate.
+    let shapes = cluster_shapes(w, &passing, cal, &mut rejected);
+    let (choices, layouts_evaluated) =
+        fastest_layouts(w, &shapes, &space, cal, factors, &mut rejected);
+    let plans = price_all(catalog, w, &passing, &choices, cal, &mut rejected);
+    let plans = rank(plans, w.minimise_time);
+    let hint = plans.is_empty().then(|| training_hint(w, &rejected));
+    TrainingReport {
+        workload: w.name.clone(),
+        model: w.model.id.clone(),
+        tokens: w.tokens,
+        plans,
+        rejected: rejected.into_map(),
+        hint,
+        layouts_evaluated,
+    }
+}
+
+/// The distinct cluster shapes (GPU × node size × fabric × nodes × precision)
+/// the passing offerings make, each with one offering that has it.
+fn cluster_shapes<'a>(
+    w: &TrainingWorkload,
+    passing: &[Candidate<'a>],
+    cal: &Calibration,
+    rejected: &mut Rejections,
+) -> HashMap<ShapeKey, (Candidate<'a>, Fabric)> {
     let mut shapes: HashMap<ShapeKey, (Candidate<'_>, Fabric)> = HashMap::new();
-    for cand in &passing {
+    for cand in passing {
         let fabric = Fabric::of_offering(cand.offering, cand.gpu, cal);
         if u64::from(cand.gpus_per_instance) > w.max_gpus {
             rejected.add(RejectReason::TooManyGpus, 1, None, || {
@@ -232,6 +256,19 @@ pub fn plan_training(
             }
         }
     }
+    shapes
+}
+
+/// The fastest layout that fits for every shape (in parallel), and how many
+/// shapes were evaluated; shapes with none are counted as not fitting.
+fn fastest_layouts(
+    w: &TrainingWorkload,
+    shapes: &HashMap<ShapeKey, (Candidate<'_>, Fabric)>,
+    space: &SearchSpace,
+    cal: &Calibration,
+    factors: &TrainingFactors,
+    rejected: &mut Rejections,
+) -> (HashMap<ShapeKey, LayoutChoice>, usize) {
     let evaluated: Vec<(ShapeKey, Result<LayoutChoice, String>)> = shapes
         .par_iter()
         .map(|(key, (cand, fabric))| {
@@ -245,7 +282,7 @@ pub fn plan_training(
                 hw,
                 gpus,
                 w.global_batch,
-                &space,
+                space,
                 cal,
                 factors,
             )
@@ -264,8 +301,20 @@ pub fn plan_training(
             }
         })
         .collect();
+    (choices, layouts_evaluated)
+}
+
+/// Every offering × node count × precision × spot/on-demand with a layout, priced.
+fn price_all(
+    catalog: &Catalog,
+    w: &TrainingWorkload,
+    passing: &[Candidate<'_>],
+    choices: &HashMap<ShapeKey, LayoutChoice>,
+    cal: &Calibration,
+    rejected: &mut Rejections,
+) -> Vec<TrainingPlan> {
     let mut plans = Vec::new();
-    for cand in &passing {
+    for cand in passing {
         let fabric = Fabric::of_offering(cand.offering, cand.gpu, cal);
         for &precision in &w.precisions {
             for nodes in node_counts(w, cand.gpus_per_instance, &fabric) {
@@ -274,7 +323,14 @@ pub fn plan_training(
                     continue;
                 };
                 for spot in price_options(w, cand) {
-                    match price(catalog, w, cand, &fabric, nodes, precision, choice, spot) {
+                    let cluster = Cluster {
+                        cand,
+                        fabric: &fabric,
+                        nodes,
+                        precision,
+                        spot,
+                    };
+                    match price(catalog, w, &cluster, choice) {
                         Ok(p) => plans.push(p),
                         Err((reason, miss, why)) => rejected.add(reason, 1, Some(miss), || why),
                     }
@@ -282,17 +338,7 @@ pub fn plan_training(
             }
         }
     }
-    let plans = rank(plans, w.minimise_time);
-    let hint = plans.is_empty().then(|| training_hint(w, &rejected));
-    TrainingReport {
-        workload: w.name.clone(),
-        model: w.model.id.clone(),
-        tokens: w.tokens,
-        plans,
-        rejected: rejected.into_map(),
-        hint,
-        layouts_evaluated,
-    }
+    plans
 }
 
 /// On-demand, and spot where allowed and listed.
@@ -309,42 +355,73 @@ fn price_options(w: &TrainingWorkload, cand: &Candidate<'_>) -> Vec<bool> {
 
 type Miss = (RejectReason, f64, String);
 
-#[allow(clippy::too_many_arguments)]
-fn price(
-    catalog: &Catalog,
-    w: &TrainingWorkload,
-    cand: &Candidate<'_>,
-    fabric: &Fabric,
+/// One candidate cluster: an offering, its fabric, a node count and precision.
+struct Cluster<'a, 'c> {
+    cand: &'c Candidate<'a>,
+    fabric: &'c Fabric,
     nodes: u64,
     precision: Precision,
-    choice: &LayoutChoice,
     spot: bool,
-) -> Result<TrainingPlan, Miss> {
-    let o = cand.offering;
+}
+
+impl Cluster<'_, '_> {
+    fn gpus(&self) -> u64 {
+        self.nodes * u64::from(self.cand.gpus_per_instance)
+    }
+
+    /// `aws us-east-1 2 × p5.48xlarge fp8 spot`, for rejection examples.
+    fn label(&self) -> String {
+        let o = self.cand.offering;
+        format!(
+            "{} {} {} × {} {}{}",
+            o.provider,
+            o.region,
+            self.nodes,
+            o.instance_type,
+            self.precision,
+            if self.spot { " spot" } else { "" }
+        )
+    }
+}
+
+/// The instance price per hour (spot or on-demand after the discount), and
+/// the on-demand price for the spot break-even.
+fn unit_prices(w: &TrainingWorkload, c: &Cluster<'_, '_>) -> (f64, Option<f64>) {
+    let o = c.cand.offering;
     let discount = w.pricing.discounts.get(&o.provider).copied().unwrap_or(0.0);
     let on_demand = o.price_per_hour.map(|p| p * (1.0 - discount));
-    let unit_price = if spot {
+    let unit = if c.spot {
         o.spot_price_per_hour.unwrap_or(f64::INFINITY)
     } else {
         on_demand.unwrap_or(f64::INFINITY)
     };
-    let usd_per_hour = unit_price * nodes as f64;
-    let gpus = nodes * u64::from(cand.gpus_per_instance);
-    let step = &choice.step;
-    let ideal_s = w.tokens / step.tokens_per_s;
-    let params = w.model.params().total() as f64;
-    let checkpoint_gb = w.checkpoint_gb.unwrap_or_else(|| match w.method {
-        FineTuneMethod::Full => params * checkpoint_bytes_per_param(w.optimizer) / 1e9,
-        // Adapters and their optimizer states only.
-        _ => params * 0.01 * checkpoint_bytes_per_param(w.optimizer) / 1e9,
-    });
+    (unit, on_demand)
+}
+
+/// Checkpoint size, GB: as given, else the trained parameters with the
+/// optimizer's checkpoint bytes (adapters only for LoRA/QLoRA).
+fn checkpoint_gb(w: &TrainingWorkload) -> f64 {
+    w.checkpoint_gb.unwrap_or_else(|| {
+        let trained = match w.method {
+            FineTuneMethod::Full => w.model.params().total() as f64,
+            FineTuneMethod::Lora { rank, all_linear }
+            | FineTuneMethod::Qlora { rank, all_linear } => {
+                lora_params_per_layer(&w.model, rank, all_linear) * w.model.num_layers as f64
+            }
+        };
+        trained * checkpoint_bytes_per_param(w.optimizer) / 1e9
+    })
+}
+
+/// What the interruption model needs for this cluster.
+fn resilience_input(w: &TrainingWorkload, c: &Cluster<'_, '_>, ideal_s: f64) -> ResilienceInput {
     // Each node writes its shard in parallel: GB × 8 / (Gb/s × nodes).
-    let checkpoint_s = checkpoint_gb * 8.0 / (w.checkpoint_write_gbits * nodes as f64);
-    let input = ResilienceInput {
+    let checkpoint_s = checkpoint_gb(w) * 8.0 / (w.checkpoint_write_gbits * c.nodes as f64);
+    ResilienceInput {
         solve_s: ideal_s,
-        gpus: gpus as f64,
-        instances: nodes as f64,
-        preemptions_per_instance_hour: if spot {
+        gpus: c.gpus() as f64,
+        instances: c.nodes as f64,
+        preemptions_per_instance_hour: if c.spot {
             w.pricing.spot_preemptions_per_hour
         } else {
             0.0
@@ -353,96 +430,104 @@ fn price(
         // Re-provision, then read the last checkpoint back.
         restart_s: w.pricing.spot_replacement_hours * 3600.0 + checkpoint_s,
         interval_s: w.checkpoint_interval_min.map(|m| m * 60.0),
-    };
+    }
+}
+
+/// The workload's deadline and budget.
+fn check_goals(
+    w: &TrainingWorkload,
+    c: &Cluster<'_, '_>,
+    hours: f64,
+    total: f64,
+) -> Result<(), Miss> {
+    if let Some(deadline) = w.deadline_hours.filter(|d| hours > *d) {
+        let why = format!("{}: {hours:.1} h > {deadline} h", c.label());
+        return Err((RejectReason::MissesDeadline, hours, why));
+    }
+    if let Some(budget) = w.max_usd.filter(|b| total > *b) {
+        let why = format!("{}: ${total:.0} > ${budget}", c.label());
+        return Err((RejectReason::OverTotalBudget, total, why));
+    }
+    Ok(())
+}
+
+/// Warnings a reader of the plan should see.
+fn plan_flags(c: &Cluster<'_, '_>, choice: &LayoutChoice, egress_known: bool) -> Vec<String> {
+    let mut flags = Vec::new();
+    if !choice.step.calibrated {
+        flags.push(format!(
+            "uncalibrated: no training rows for {} {}",
+            c.cand.gpu.architecture, c.precision
+        ));
+    }
+    if c.nodes > 1 && !c.fabric.fast_fabric {
+        flags.push(format!(
+            "multi-node over {} Gb/s without an RDMA fabric",
+            c.fabric.network_gbits
+        ));
+    }
+    if !c.fabric.nvlink_class && choice.layout.tp > 1 {
+        flags.push("tensor parallelism over PCIe".into());
+    }
+    if !egress_known {
+        flags
+            .push("egress price of the data's provider not in data/egress.csv: not counted".into());
+    }
+    flags.sort();
+    flags
+}
+
+/// Time and cost of one cluster running `choice`, or why it is rejected.
+fn price(
+    catalog: &Catalog,
+    w: &TrainingWorkload,
+    c: &Cluster<'_, '_>,
+    choice: &LayoutChoice,
+) -> Result<TrainingPlan, Miss> {
+    let o = c.cand.offering;
+    let (unit_price, on_demand) = unit_prices(w, c);
+    let usd_per_hour = unit_price * c.nodes as f64;
+    let step = &choice.step;
+    let ideal_s = w.tokens / step.tokens_per_s;
+    let input = resilience_input(w, c, ideal_s);
     let r = resilience(&input);
     if !r.wall_hours.is_finite() {
-        return Err((
-            RejectReason::MissesDeadline,
-            f64::MAX,
-            format!(
-                "{} {} {} × {}: interrupted {:.1} times per hour, faster than {:.0} s checkpoints can be written: never finishes",
-                o.provider, o.region, nodes, o.instance_type, r.interruptions_per_hour, checkpoint_s
-            ),
-        ));
+        let why = format!(
+            "{}: interrupted {:.1} times per hour, faster than {:.0} s checkpoints can be written: never finishes",
+            c.label(),
+            r.interruptions_per_hour,
+            input.checkpoint_s
+        );
+        return Err((RejectReason::MissesDeadline, f64::MAX, why));
     }
     let data = w
         .data
         .as_ref()
         .map(|d| data_move(catalog, d, &o.provider, &o.region));
-    let data_hours = data.as_ref().map_or(0.0, |d| d.hours);
-    let egress_usd = match &data {
-        Some(d) => d.usd,
-        None => Some(0.0),
-    };
-    let hours = r.wall_hours + data_hours;
+    let egress_usd = data.as_ref().map_or(Some(0.0), |d| d.usd);
+    let hours = r.wall_hours + data.as_ref().map_or(0.0, |d| d.hours);
     let compute_usd = usd_per_hour * r.wall_hours;
     let total = compute_usd + egress_usd.unwrap_or(0.0);
-    let label = format!(
-        "{} {} {} × {} {}{}",
-        o.provider,
-        o.region,
-        nodes,
-        o.instance_type,
-        precision,
-        if spot { " spot" } else { "" }
-    );
-    if let Some(deadline) = w.deadline_hours {
-        if hours > deadline {
-            return Err((
-                RejectReason::MissesDeadline,
-                hours,
-                format!("{label}: {hours:.1} h > {deadline} h"),
-            ));
-        }
-    }
-    if let Some(budget) = w.max_usd {
-        if total > budget {
-            return Err((
-                RejectReason::OverTotalBudget,
-                total,
-                format!("{label}: ${total:.0} > ${budget}"),
-            ));
-        }
-    }
-    let mut flags = Vec::new();
-    if !step.calibrated {
-        flags.push(format!(
-            "uncalibrated: no training rows for {} {}",
-            cand.gpu.architecture, precision
-        ));
-    }
-    if nodes > 1 && !fabric.fast_fabric {
-        flags.push(format!(
-            "multi-node over {} Gb/s without an RDMA fabric",
-            fabric.network_gbits
-        ));
-    }
-    if !fabric.nvlink_class && choice.layout.tp > 1 {
-        flags.push("tensor parallelism over PCIe".into());
-    }
-    if egress_usd.is_none() {
-        flags
-            .push("egress price of the data's provider not in data/egress.csv: not counted".into());
-    }
-    let l = &choice.layout;
-    let launch =
-        super::training_launch::launch(w, choice, nodes, cand.gpus_per_instance, precision);
-    let break_even = if spot {
+    check_goals(w, c, hours, total)?;
+    let break_even = if c.spot {
         on_demand.and_then(|od| spot_break_even_rate(&input, unit_price, od))
     } else {
         None
     };
+    let l = &choice.layout;
+    let launch =
+        super::training_launch::launch(w, choice, c.nodes, c.cand.gpus_per_instance, c.precision);
     Ok(TrainingPlan {
         rank: 0,
         provider: o.provider.clone(),
         instance_type: o.instance_type.clone(),
         region: o.region.clone(),
-        gpu: cand.gpu.name.clone(),
-        gpus_per_node: cand.gpus_per_instance,
-        nodes,
-        gpus,
-        spot,
-        precision,
+        gpu: c.cand.gpu.name.clone(),
+        gpus_per_node: c.cand.gpus_per_instance,
+        nodes: c.nodes,
+        gpus: c.gpus(),
+        spot: c.spot,
+        precision: c.precision,
         tp: l.tp,
         pp: l.pp,
         dp: l.dp,
@@ -470,14 +555,10 @@ fn price(
         data_route: data.map_or_else(|| "local".to_string(), |d| d.route),
         total_cost_usd: total,
         spot_break_even_preemptions_per_hour: break_even,
-        fabric: fabric.label(),
-        flags,
+        fabric: c.fabric.label(),
+        flags: plan_flags(c, choice, egress_usd.is_some()),
         launch_command: launch.command.clone(),
         launch,
-    })
-    .map(|mut p| {
-        p.flags.sort();
-        p
     })
 }
 
