@@ -271,7 +271,21 @@ fn k8s(ctx: &TrainingExportContext) -> Result<ExportFile, ExportError> {
                 what: "Kubernetes device-plugin resource",
             })?;
     let name = object_name(&ctx.workload.name);
-    let service = Service {
+    let yaml = |v: &dyn erased::Yaml| v.to_yaml();
+    let docs = [
+        yaml(&headless_service(&name))?,
+        yaml(&indexed_job(ctx, &name, resource))?,
+    ];
+    Ok(ExportFile {
+        name: "k8s.yaml".into(),
+        contents: format!("{}{}", header(ctx), docs.join("---\n")),
+    })
+}
+
+/// The headless Service that gives each pod of the Job a DNS name (rank 0 is `NAME-0.NAME`).
+fn headless_service(name: &str) -> Service {
+    let name = name.to_string();
+    Service {
         metadata: metadata(&name),
         spec: Some(ServiceSpec {
             cluster_ip: Some("None".into()),
@@ -287,8 +301,12 @@ fn k8s(ctx: &TrainingExportContext) -> Result<ExportFile, ExportError> {
             ..ServiceSpec::default()
         }),
         ..Service::default()
-    };
-    let nodes = count(count_u32(p.nodes));
+    }
+}
+
+/// The trainer container: setup, then the launch with this pod's rank.
+fn trainer_container(ctx: &TrainingExportContext, name: &str, resource: &str) -> Container {
+    let p = ctx.plan;
     let master = format!("{name}-0.{name}");
     let command = node_command(
         ctx,
@@ -296,13 +314,6 @@ fn k8s(ctx: &TrainingExportContext) -> Result<ExportFile, ExportError> {
         "$(JOB_COMPLETION_INDEX)",
         &master,
     );
-    let mut node_selector = BTreeMap::from([(
-        "node.kubernetes.io/instance-type".to_string(),
-        p.instance_type.clone(),
-    )]);
-    if let Some(product) = gfd_product(&p.gpu) {
-        node_selector.insert(GFD_PRODUCT_LABEL.into(), product.into());
-    }
     let container = Container {
         name: "trainer".into(),
         image: Some(image(ctx).into()),
@@ -337,7 +348,24 @@ fn k8s(ctx: &TrainingExportContext) -> Result<ExportFile, ExportError> {
         }]),
         ..Container::default()
     };
-    let job = Job {
+    container
+}
+
+/// One pod per node, indexed (the index is the node rank), restarted from the
+/// last checkpoint up to three times.
+fn indexed_job(ctx: &TrainingExportContext, name: &str, resource: &str) -> Job {
+    let p = ctx.plan;
+    let name = name.to_string();
+    let nodes = count(count_u32(p.nodes));
+    let mut node_selector = BTreeMap::from([(
+        "node.kubernetes.io/instance-type".to_string(),
+        p.instance_type.clone(),
+    )]);
+    if let Some(product) = gfd_product(&p.gpu) {
+        node_selector.insert(GFD_PRODUCT_LABEL.into(), product.into());
+    }
+    let container = trainer_container(ctx, &name, resource);
+    Job {
         metadata: metadata(&name),
         spec: Some(JobSpec {
             completions: Some(nodes),
@@ -378,13 +406,7 @@ fn k8s(ctx: &TrainingExportContext) -> Result<ExportFile, ExportError> {
             ..JobSpec::default()
         }),
         ..Job::default()
-    };
-    let yaml = |v: &dyn erased::Yaml| v.to_yaml();
-    let docs = [yaml(&service)?, yaml(&job)?];
-    Ok(ExportFile {
-        name: "k8s.yaml".into(),
-        contents: format!("{}{}", header(ctx), docs.join("---\n")),
-    })
+    }
 }
 
 /// Typed objects to YAML with the file named in the error.

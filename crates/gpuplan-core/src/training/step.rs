@@ -424,24 +424,14 @@ fn elementwise_bytes_per_token_layer(m: &ModelArch, fused: bool, tp: f64) -> f64
     (2.0 * norm_and_residual * h + rope * (q + kv) + activation * f) / tp
 }
 
-fn micro_batch_compute(
-    job: &TrainingJob<'_>,
-    layout: &TrainingLayout,
-    fabric: &Fabric,
-    r: &Rates,
-    f: &TrainingFactors,
-) -> MicroBatchCompute {
-    let m = job.model;
-    let tp = f64::from(layout.tp);
-    let tokens = layout.micro_batch as f64 * job.seq_len as f64;
-    let layers = m.num_layers.div_ceil(u64::from(layout.pp)) as f64;
-    let passes = gemm_passes(job, layout.recompute);
+/// One layer's GEMMs on one GPU for `tokens`: seconds per pass over the
+/// frozen-or-trained weights, seconds of LoRA adapter GEMMs (all passes), and
+/// the bytes of Float8 casts and NF4 dequantisation they add.
+fn layer_gemms_time(job: &TrainingJob<'_>, r: &Rates, tokens: f64, tp: f64) -> (f64, f64, f64) {
     let fp8 = job.precision == Precision::Fp8;
-    // Layer GEMMs: smooth roofline of FLOPs against operand traffic per pass.
-    let mut gemm_s = 0.0;
-    let mut cast_bytes = 0.0;
-    let mut adapter_s = 0.0;
-    for g in layer_gemms(m, tp) {
+    let (mut per_pass_s, mut adapter_s, mut cast_bytes) = (0.0, 0.0, 0.0);
+    for g in layer_gemms(job.model, tp) {
+        // Smooth roofline of FLOPs against operand traffic.
         let flops = 2.0 * tokens * g.k * g.n;
         let bytes = r.gemm_bytes * (tokens * g.k + g.k * g.n) + 2.0 * tokens * g.n;
         let rate = if g.expert {
@@ -449,7 +439,7 @@ fn micro_batch_compute(
         } else {
             r.gemm_flops_s
         };
-        gemm_s += roofline(flops / rate, bytes / r.memory_bytes_s, r.roof_p);
+        per_pass_s += roofline(flops / rate, bytes / r.memory_bytes_s, r.roof_p);
         if fp8 {
             // Float8 tensorwise scaling: amax read + cast of inputs, weights and output gradients.
             cast_bytes += 5.0 * (2.0 * tokens * g.k + g.k * g.n + tokens * g.n);
@@ -469,68 +459,104 @@ fn micro_batch_compute(
                 );
         }
     }
-    let per_layer_gemm = gemm_s * passes + adapter_s;
+    (per_pass_s, adapter_s, cast_bytes)
+}
+
+/// One layer's tensor-parallel collectives, seconds: with sequence
+/// parallelism 2 all-gathers + 2 reduce-scatters of the T·h activations per
+/// pass (forward, backward, recomputed forward); async TP hides them behind
+/// the GEMMs they feed, so only what the GEMMs cannot cover shows.
+fn layer_tp_comm_time(
+    job: &TrainingJob<'_>,
+    layout: &TrainingLayout,
+    fabric: &Fabric,
+    f: &TrainingFactors,
+    tokens: f64,
+    layer_gemm_s: f64,
+) -> f64 {
+    if layout.tp <= 1 {
+        return 0.0;
+    }
+    let tp = f64::from(layout.tp);
+    let bytes = 4.0 * (tp - 1.0) / tp * tokens * job.model.hidden_size as f64 * 2.0;
+    let passes = if layout.recompute == Recompute::Full {
+        3.0
+    } else {
+        2.0
+    };
+    let comm_s = bytes * passes / (fabric.intra_node_bytes_s * f.collective_efficiency());
+    if job.async_tp {
+        (comm_s - layer_gemm_s).max(0.0)
+    } else {
+        comm_s
+    }
+}
+
+/// One MoE layer's dispatch and combine all-to-all of the routed tokens over
+/// the experts spread inside the node, forward and backward, seconds.
+fn moe_layer_all_to_all_time(
+    m: &ModelArch,
+    fabric: &Fabric,
+    f: &TrainingFactors,
+    tokens: f64,
+    tp: f64,
+) -> f64 {
+    let Some(moe) = &m.moe else { return 0.0 };
+    let ep = (f64::from(fabric.gpus_per_node) / tp)
+        .max(1.0)
+        .min(moe.num_experts as f64);
+    if ep <= 1.0 {
+        return 0.0;
+    }
+    // Each routed token's hidden state (2 bytes) leaves the GPU with probability (ep − 1)/ep.
+    let bytes =
+        2.0 * tokens * moe.experts_per_token as f64 * m.hidden_size as f64 * 2.0 * (ep - 1.0) / ep;
+    2.0 * bytes / (fabric.intra_node_bytes_s * f.collective_efficiency())
+}
+
+fn micro_batch_compute(
+    job: &TrainingJob<'_>,
+    layout: &TrainingLayout,
+    fabric: &Fabric,
+    r: &Rates,
+    f: &TrainingFactors,
+) -> MicroBatchCompute {
+    let m = job.model;
+    let tp = f64::from(layout.tp);
+    let tokens = layout.micro_batch as f64 * job.seq_len as f64;
+    let layers = m.num_layers.div_ceil(u64::from(layout.pp)) as f64;
+    let (per_pass_s, adapter_s, cast_bytes) = layer_gemms_time(job, r, tokens, tp);
+    let per_layer_gemm = per_pass_s * gemm_passes(job, layout.recompute) + adapter_s;
     // Flash attention: causal QKᵀ and PV, 4·T·(s/2)·q-width FLOPs forward;
     // backward recomputes the scores: 2.5× the forward.
     let (q, _) = attention_widths(m);
     let attention_fwd = 4.0 * tokens * (job.seq_len as f64 / 2.0) * q / tp / r.attention_flops_s;
-    let attention_passes = 1.0
-        + 2.5
-        + if layout.recompute == Recompute::Full {
-            1.0
-        } else {
-            0.0
-        };
+    let attention_passes = if layout.recompute == Recompute::Full {
+        4.5
+    } else {
+        3.5
+    };
     // Non-GEMM kernels: forward traffic, backward twice it, recomputation once more.
-    let elementwise_passes = 3.0
-        + if layout.recompute == Recompute::None {
-            0.0
-        } else {
-            1.0
-        };
+    let elementwise_passes = if layout.recompute == Recompute::None {
+        3.0
+    } else {
+        4.0
+    };
     let elementwise_bytes =
         tokens * elementwise_bytes_per_token_layer(m, job.fused_kernels, tp) * elementwise_passes
             + cast_bytes;
-    // TP with sequence parallelism: per layer 2 all-gathers + 2 reduce-scatters of
-    // the T·h activations forward, the same backward, again when recomputed.
-    let mut tp_comm_s = 0.0;
-    if layout.tp > 1 {
-        let bytes = 4.0 * (tp - 1.0) / tp * tokens * m.hidden_size as f64 * 2.0;
-        let tp_passes = 2.0
-            + if layout.recompute == Recompute::Full {
-                1.0
-            } else {
-                0.0
-            };
-        let link = fabric.intra_node_bytes_s * f.collective_efficiency();
-        tp_comm_s = bytes * tp_passes / link;
-        if job.async_tp {
-            // Decomposed into the GEMMs it feeds: only what the GEMMs cannot cover shows.
-            tp_comm_s = (tp_comm_s - per_layer_gemm).max(0.0);
-        }
-    }
-    // MoE: dispatch and combine all-to-all of the routed tokens inside the node, forward and backward.
-    let mut moe_s = 0.0;
-    if let Some(moe) = &m.moe {
-        let ep = (f64::from(fabric.gpus_per_node) / tp)
-            .max(1.0)
-            .min(moe.num_experts as f64);
-        if ep > 1.0 {
-            let bytes = 2.0
-                * tokens
-                * moe.experts_per_token as f64
-                * m.hidden_size as f64
-                * 2.0
-                * (ep - 1.0)
-                / ep;
-            moe_s = 2.0 * bytes / (fabric.intra_node_bytes_s * f.collective_efficiency());
-        }
-    }
+    let tp_comm_s = layer_tp_comm_time(job, layout, fabric, f, tokens, per_layer_gemm);
     let moe_fraction = m.moe_layers() as f64 / m.num_layers as f64;
-    // Last stage: LM head GEMMs (3 passes) and the loss over the vocabulary slice.
+    let moe_s = moe_layer_all_to_all_time(m, fabric, f, tokens, tp);
+    // Last stage: LM head GEMMs (forward, and backward passes when trained) and
+    // the loss over the vocabulary slice.
     let v = m.vocab_size as f64 / tp;
-    let head_flops = 2.0 * tokens * m.hidden_size as f64 * v;
-    let head_s = 3.0 * head_flops / r.gemm_flops_s;
+    let head_passes = if matches!(job.method, FineTuneMethod::Full) {
+        3.0
+    } else {
+        2.0
+    };
+    let head_s = head_passes * 2.0 * tokens * m.hidden_size as f64 * v / r.gemm_flops_s;
     // Cross-entropy bytes per logit: eager fp32 upcast, log-softmax and its gradient (≈34), fused 8.
     let loss_bytes = tokens * v * if job.fused_kernels { 8.0 } else { 34.0 };
     MicroBatchCompute {

@@ -291,65 +291,58 @@ impl RawTrainingWorkload {
             }
         };
         let tokens = tokens_to_process(t, global_batch, seq_len)?;
-        let optimizer = match t.optimizer.as_deref().unwrap_or("adamw") {
-            "adamw" | "adam" => Optimizer::Adam,
-            "adamw-8bit" | "adam8bit" | "adamw8bit" => Optimizer::Adam8bit,
-            other => {
-                return Err(CoreError::invalid(
-                    "training.optimizer",
-                    other,
-                    "\"adamw\" (fp32 states) or \"adamw-8bit\"",
-                ))
-            }
-        };
-        let precisions = match t.precision.as_deref().unwrap_or("bf16") {
-            "bf16" => vec![Precision::Bf16],
-            "fp8" => vec![Precision::Fp8],
-            "choose" => vec![Precision::Bf16, Precision::Fp8],
-            other => {
-                return Err(CoreError::invalid(
-                    "training.precision",
-                    other,
-                    "\"bf16\", \"fp8\" or \"choose\"",
-                ))
-            }
-        };
-        let recompute = match t.recompute.as_deref().unwrap_or("choose") {
-            "choose" => vec![Recompute::None, Recompute::Selective, Recompute::Full],
-            "none" => vec![Recompute::None],
-            "selective" => vec![Recompute::Selective],
-            "full" => vec![Recompute::Full],
-            other => {
-                return Err(CoreError::invalid(
-                    "training.recompute",
-                    other,
-                    "\"choose\", \"none\", \"selective\" or \"full\"",
-                ))
-            }
-        };
-        let framework = match t.framework.as_deref().unwrap_or("torchtitan") {
-            "torchtitan" => Framework::Torchtitan,
-            "megatron" | "megatron-lm" => Framework::Megatron,
-            other => {
-                return Err(CoreError::invalid(
-                    "training.framework",
-                    other,
-                    "\"torchtitan\" or \"megatron\"",
-                ))
-            }
-        };
+        let optimizer = pick(
+            "training.optimizer",
+            t.optimizer.as_deref(),
+            "adamw",
+            &[
+                (&["adamw", "adam"], Optimizer::Adam),
+                (
+                    &["adamw-8bit", "adam8bit", "adamw8bit"],
+                    Optimizer::Adam8bit,
+                ),
+            ],
+        )?;
+        let precisions = pick(
+            "training.precision",
+            t.precision.as_deref(),
+            "bf16",
+            &[
+                (&["bf16"], vec![Precision::Bf16]),
+                (&["fp8"], vec![Precision::Fp8]),
+                (&["choose"], vec![Precision::Bf16, Precision::Fp8]),
+            ],
+        )?;
+        let recompute = pick(
+            "training.recompute",
+            t.recompute.as_deref(),
+            "choose",
+            &[
+                (
+                    &["choose"],
+                    vec![Recompute::None, Recompute::Selective, Recompute::Full],
+                ),
+                (&["none"], vec![Recompute::None]),
+                (&["selective"], vec![Recompute::Selective]),
+                (&["full"], vec![Recompute::Full]),
+            ],
+        )?;
+        let framework = pick(
+            "training.framework",
+            t.framework.as_deref(),
+            "torchtitan",
+            &[
+                (&["torchtitan"], Framework::Torchtitan),
+                (&["megatron", "megatron-lm"], Framework::Megatron),
+            ],
+        )?;
         let g = &self.goals;
-        let minimise_time = match g.objective.as_deref().unwrap_or("cost") {
-            "cost" => false,
-            "time" => true,
-            other => {
-                return Err(CoreError::invalid(
-                    "goals.objective",
-                    other,
-                    "\"cost\" or \"time\"",
-                ))
-            }
-        };
+        let minimise_time = pick(
+            "goals.objective",
+            g.objective.as_deref(),
+            "cost",
+            &[(&["cost"], false), (&["time"], true)],
+        )?;
         let deadline_hours = g
             .deadline_hours
             .map(|v| within("goals.deadline_hours", v, HOURS))
@@ -410,6 +403,28 @@ impl RawTrainingWorkload {
             pricing,
         })
     }
+}
+
+/// The value of a named choice: `value` (or `default`) must be one of the
+/// spellings in `options`; the error lists the first spelling of each.
+fn pick<T: Clone>(
+    field: &str,
+    value: Option<&str>,
+    default: &str,
+    options: &[(&[&str], T)],
+) -> Result<T> {
+    let value = value.unwrap_or(default);
+    options
+        .iter()
+        .find(|(names, _)| names.contains(&value))
+        .map(|(_, v)| v.clone())
+        .ok_or_else(|| {
+            let names: Vec<String> = options
+                .iter()
+                .map(|(n, _)| format!("\"{}\"", n[0]))
+                .collect();
+            CoreError::invalid(field, value, format!("one of {}", names.join(", ")))
+        })
 }
 
 fn method(t: &RawTraining) -> Result<FineTuneMethod> {
