@@ -291,81 +291,10 @@ impl RawTrainingWorkload {
             }
         };
         let tokens = tokens_to_process(t, global_batch, seq_len)?;
-        let optimizer = pick(
-            "training.optimizer",
-            t.optimizer.as_deref(),
-            "adamw",
-            &[
-                (&["adamw", "adam"], Optimizer::Adam),
-                (
-                    &["adamw-8bit", "adam8bit", "adamw8bit"],
-                    Optimizer::Adam8bit,
-                ),
-            ],
-        )?;
-        let precisions = pick(
-            "training.precision",
-            t.precision.as_deref(),
-            "bf16",
-            &[
-                (&["bf16"], vec![Precision::Bf16]),
-                (&["fp8"], vec![Precision::Fp8]),
-                (&["choose"], vec![Precision::Bf16, Precision::Fp8]),
-            ],
-        )?;
-        let recompute = pick(
-            "training.recompute",
-            t.recompute.as_deref(),
-            "choose",
-            &[
-                (
-                    &["choose"],
-                    vec![Recompute::None, Recompute::Selective, Recompute::Full],
-                ),
-                (&["none"], vec![Recompute::None]),
-                (&["selective"], vec![Recompute::Selective]),
-                (&["full"], vec![Recompute::Full]),
-            ],
-        )?;
-        let framework = pick(
-            "training.framework",
-            t.framework.as_deref(),
-            "torchtitan",
-            &[
-                (&["torchtitan"], Framework::Torchtitan),
-                (&["megatron", "megatron-lm"], Framework::Megatron),
-            ],
-        )?;
-        let g = &self.goals;
-        let minimise_time = pick(
-            "goals.objective",
-            g.objective.as_deref(),
-            "cost",
-            &[(&["cost"], false), (&["time"], true)],
-        )?;
-        let deadline_hours = g
-            .deadline_hours
-            .map(|v| within("goals.deadline_hours", v, HOURS))
-            .transpose()?;
-        let max_usd = g
-            .max_usd
-            .map(|v| within("goals.max_usd", v, USD))
-            .transpose()?;
-        let c = &self.checkpoint;
-        let checkpoint_gb = c
-            .size_gb
-            .map(|v| within("checkpoint.size_gb", v, GB))
-            .transpose()?;
-        let checkpoint_write_gbits = within(
-            "checkpoint.write_gbits_per_node",
-            c.write_gbits_per_node
-                .unwrap_or(DEFAULT_CHECKPOINT_WRITE_GBITS),
-            GBITS,
-        )?;
-        let checkpoint_interval_min = c
-            .interval_minutes
-            .map(|v| within("checkpoint.interval_minutes", v, MINUTES))
-            .transpose()?;
+        let (optimizer, precisions, recompute, framework) = choices(t)?;
+        let (deadline_hours, max_usd, minimise_time) = goals(&self.goals)?;
+        let (checkpoint_gb, checkpoint_write_gbits, checkpoint_interval_min) =
+            checkpoint_settings(&self.checkpoint)?;
         let data = data_location(&self.data, catalog)?;
         let constraints = validate_constraints(&self.constraints, catalog)?;
         let max_gpus = count(
@@ -403,6 +332,100 @@ impl RawTrainingWorkload {
             pricing,
         })
     }
+}
+
+/// Optimizer, precisions, recomputation policies and framework.
+type Choices = (Optimizer, Vec<Precision>, Vec<Recompute>, Framework);
+
+fn choices(t: &RawTraining) -> Result<Choices> {
+    let optimizer = pick(
+        "training.optimizer",
+        t.optimizer.as_deref(),
+        "adamw",
+        &[
+            (&["adamw", "adam"], Optimizer::Adam),
+            (
+                &["adamw-8bit", "adam8bit", "adamw8bit"],
+                Optimizer::Adam8bit,
+            ),
+        ],
+    )?;
+    let precisions = pick(
+        "training.precision",
+        t.precision.as_deref(),
+        "bf16",
+        &[
+            (&["bf16"], vec![Precision::Bf16]),
+            (&["fp8"], vec![Precision::Fp8]),
+            (&["choose"], vec![Precision::Bf16, Precision::Fp8]),
+        ],
+    )?;
+    let recompute = pick(
+        "training.recompute",
+        t.recompute.as_deref(),
+        "choose",
+        &[
+            (
+                &["choose"],
+                vec![Recompute::None, Recompute::Selective, Recompute::Full],
+            ),
+            (&["none"], vec![Recompute::None]),
+            (&["selective"], vec![Recompute::Selective]),
+            (&["full"], vec![Recompute::Full]),
+        ],
+    )?;
+    let framework = pick(
+        "training.framework",
+        t.framework.as_deref(),
+        "torchtitan",
+        &[
+            (&["torchtitan"], Framework::Torchtitan),
+            (&["megatron", "megatron-lm"], Framework::Megatron),
+        ],
+    )?;
+    Ok((optimizer, precisions, recompute, framework))
+}
+
+/// Deadline (hours), budget (USD) and whether to minimise time.
+fn goals(g: &RawGoals) -> Result<(Option<f64>, Option<f64>, bool)> {
+    let minimise_time = pick(
+        "goals.objective",
+        g.objective.as_deref(),
+        "cost",
+        &[(&["cost"], false), (&["time"], true)],
+    )?;
+    let deadline_hours = g
+        .deadline_hours
+        .map(|v| within("goals.deadline_hours", v, HOURS))
+        .transpose()?;
+    let max_usd = g
+        .max_usd
+        .map(|v| within("goals.max_usd", v, USD))
+        .transpose()?;
+    Ok((deadline_hours, max_usd, minimise_time))
+}
+
+/// Checkpoint size override (GB), write bandwidth per node (Gb/s), fixed interval (minutes).
+fn checkpoint_settings(c: &RawCheckpoint) -> Result<(Option<f64>, f64, Option<f64>)> {
+    let checkpoint_gb = c
+        .size_gb
+        .map(|v| within("checkpoint.size_gb", v, GB))
+        .transpose()?;
+    let checkpoint_write_gbits = within(
+        "checkpoint.write_gbits_per_node",
+        c.write_gbits_per_node
+            .unwrap_or(DEFAULT_CHECKPOINT_WRITE_GBITS),
+        GBITS,
+    )?;
+    let checkpoint_interval_min = c
+        .interval_minutes
+        .map(|v| within("checkpoint.interval_minutes", v, MINUTES))
+        .transpose()?;
+    Ok((
+        checkpoint_gb,
+        checkpoint_write_gbits,
+        checkpoint_interval_min,
+    ))
 }
 
 /// The value of a named choice: `value` (or `default`) must be one of the
