@@ -28,6 +28,7 @@ mod finite;
 mod layout;
 pub mod limits;
 mod memory;
+mod mig;
 mod perf;
 mod plan;
 mod queueing;
@@ -59,6 +60,10 @@ pub use memory::{
     InferenceMemory, InferenceMemoryInput, MemoryBreakdown, COMMUNICATOR_OVERHEAD_GIB,
     DEFAULT_MAX_BATCHED_TOKENS, DEFAULT_MAX_NUM_SEQS, DEFAULT_MEMORY_UTILIZATION, GIB,
     REPORTED_CAPACITY_FRACTION, RUNTIME_OVERHEAD_GIB,
+};
+pub use mig::{
+    mig_gpu_names, parse_placements, GpuLayout, LayoutViolation, MigGeometry, Placement,
+    SliceProfile, MAX_MEMORY_SLICES,
 };
 pub use perf::{roofline, Bound, Deployment, IterationCost, IterationWork};
 pub use plan::{

@@ -180,6 +180,14 @@ pub enum Command {
     ///   gpuplan validate --fit --write-calibration data/calibration.csv
     #[command(verbatim_doc_comment)]
     Validate(ValidateCmd),
+    /// Share GPUs between services with NVIDIA MIG: a GPU's valid layouts, or a
+    /// fleet of services packed onto MIG slices at the least cost.
+    ///
+    /// Examples:
+    ///   gpuplan mig layouts --gpu A100-80GB
+    ///   gpuplan mig layouts --gpu H100 --check 3g.40gb@4,2g.20gb@2,1g.10gb@0 --json
+    #[command(verbatim_doc_comment)]
+    Mig(MigCmd),
 }
 
 #[derive(Debug, Args)]
@@ -669,4 +677,38 @@ mod tests {
         assert!(u("NaN").is_err());
         assert!(u("1.5").is_err());
     }
+}
+
+#[derive(Debug, Args)]
+pub struct MigCmd {
+    #[command(subcommand)]
+    pub action: MigAction,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum MigAction {
+    /// Every valid layout of one GPU's MIG slices (the full ones by default),
+    /// or the check of one combination.
+    Layouts(MigLayoutsCmd),
+}
+
+#[derive(Debug, Args)]
+pub struct MigLayoutsCmd {
+    /// The GPU (any name or alias the catalog knows, e.g. A100-80GB, H100).
+    #[arg(long)]
+    pub gpu: String,
+    /// Check one combination instead, as profile@start items (start on the
+    /// memory-slice axis as `nvidia-smi mig -lgipp` counts it), e.g.
+    /// 3g.40gb@4,2g.20gb@2,1g.10gb@0,1g.10gb@1; exit 2 with the reasons when invalid.
+    #[arg(long, value_name = "LAYOUT")]
+    pub check: Option<String>,
+    /// List partial layouts too (the count is always printed).
+    #[arg(long)]
+    pub partial: bool,
+    /// Count and list the +me / +gfx / -me variants too (default: base profiles, as mig-parted).
+    #[arg(long)]
+    pub variants: bool,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
 }

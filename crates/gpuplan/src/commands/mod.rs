@@ -4,6 +4,7 @@ mod catalog;
 mod estimate;
 mod export;
 mod fit;
+mod mig;
 mod plan;
 mod plan_summary;
 mod simulate;
@@ -23,6 +24,7 @@ pub fn run(cli: Cli) -> CliResult {
         Command::Validate(cmd) => validate::run(&catalog, cmd),
         Command::Plan(cmd) => plan::run(&catalog, cmd),
         Command::Simulate(cmd) => simulate::run(&catalog, *cmd),
+        Command::Mig(cmd) => mig::run(&catalog, cmd),
     }
 }
 
