@@ -184,6 +184,8 @@ pub enum Command {
     /// fleet of services packed onto MIG slices at the least cost.
     ///
     /// Examples:
+    ///   gpuplan mig examples/fleet-12.toml
+    ///   gpuplan mig examples/fleet-12.toml --gpu H100 --json
     ///   gpuplan mig layouts --gpu A100-80GB
     ///   gpuplan mig layouts --gpu H100 --check 3g.40gb@4,2g.20gb@2,1g.10gb@0 --json
     #[command(verbatim_doc_comment)]
@@ -680,9 +682,24 @@ mod tests {
 }
 
 #[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
 pub struct MigCmd {
     #[command(subcommand)]
-    pub action: MigAction,
+    pub action: Option<MigAction>,
+    /// Fleet workload file (`kind = "fleet"`, TOML, or JSON with a .json
+    /// extension): services packed onto MIG slices; see docs/workload.md.
+    #[arg(required = true, value_name = "FLEET")]
+    pub fleet: Option<PathBuf>,
+    /// Pack onto this GPU only (default: every MIG-capable GPU the
+    /// constraints allow; the cheapest wins).
+    #[arg(long)]
+    pub gpu: Option<String>,
+    /// Calibration table (default: the bundled data/calibration.csv).
+    #[arg(long, value_name = "FILE")]
+    pub calibration: Option<PathBuf>,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Subcommand)]

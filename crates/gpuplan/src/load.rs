@@ -121,3 +121,16 @@ pub fn workload_with_raw(
         .map_err(|e| CliError::bad(format!("{name}: {e}")))?;
     Ok((validated, raw))
 }
+
+/// Reads and validates a fleet workload file (`kind = "fleet"`).
+pub fn fleet(catalog: &Catalog, path: &Path) -> CliResult<gpuplan_core::Fleet> {
+    let text = read(path)?;
+    let name = path.display().to_string();
+    let format = if path.extension().and_then(|e| e.to_str()) == Some("json") {
+        WorkloadFormat::Json
+    } else {
+        WorkloadFormat::Toml
+    };
+    let raw = gpuplan_core::parse_fleet(&name, &text, format)?;
+    Ok(raw.validate(&name, catalog)?)
+}

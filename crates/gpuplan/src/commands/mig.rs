@@ -1,4 +1,5 @@
-//! `gpuplan mig layouts`: a GPU's MIG layouts and the check of one combination.
+//! `gpuplan mig layouts`: a GPU's MIG layouts and the check of one
+//! combination; `gpuplan mig FLEET` is in [`super::mig_fleet`].
 
 use super::{print_json, table};
 use crate::cli::{MigAction, MigCmd, MigLayoutsCmd};
@@ -8,8 +9,12 @@ use gpuplan_core::{parse_placements, GpuLayout, LayoutViolation, MigGeometry, Sl
 use serde::Serialize;
 
 pub fn run(catalog: &Catalog, cmd: MigCmd) -> CliResult {
-    match cmd.action {
-        MigAction::Layouts(c) => layouts(catalog, &c),
+    match (&cmd.action, &cmd.fleet) {
+        (Some(MigAction::Layouts(c)), _) => layouts(catalog, c),
+        (None, Some(path)) => super::mig_fleet::run(catalog, &cmd, path),
+        (None, None) => Err(CliError::bad(
+            "mig: a FLEET file or `layouts` is required (see gpuplan mig --help)",
+        )),
     }
 }
 

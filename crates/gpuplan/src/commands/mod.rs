@@ -5,6 +5,7 @@ mod estimate;
 mod export;
 mod fit;
 mod mig;
+mod mig_fleet;
 mod plan;
 mod plan_summary;
 mod simulate;
