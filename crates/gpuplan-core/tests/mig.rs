@@ -533,7 +533,10 @@ fn mig_fleet_errors_name_the_file_the_service_and_the_field() {
 #[test]
 fn mig_example_fleet_meets_every_slo_in_slices_that_hold_it() {
     let catalog = Catalog::embedded().unwrap();
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/fleet-12.toml");
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../examples/fleets/fleet-12.toml"
+    );
     let text = std::fs::read_to_string(path).unwrap();
     let fleet = parse_fleet(path, &text, WorkloadFormat::Toml)
         .and_then(|raw| raw.validate(path, &catalog))

@@ -184,8 +184,8 @@ pub enum Command {
     /// fleet of services packed onto MIG slices at the least cost.
     ///
     /// Examples:
-    ///   gpuplan mig examples/fleet-12.toml
-    ///   gpuplan mig examples/fleet-12.toml --gpu H100 --json
+    ///   gpuplan mig examples/fleets/fleet-12.toml
+    ///   gpuplan mig examples/fleets/fleet-12.toml --gpu H100 --json
     ///   gpuplan mig layouts --gpu A100-80GB
     ///   gpuplan mig layouts --gpu H100 --check 3g.40gb@4,2g.20gb@2,1g.10gb@0 --json
     #[command(verbatim_doc_comment)]
