@@ -64,11 +64,12 @@ pub use memory::{
 pub use mig::{
     fit_on_device, fractional_gpu, lower_bound, mig_gpu_names, mig_instance_gpu,
     mig_usable_sm_fraction, pack, parse_fleet, parse_placements, plan_fleet, Alternative,
-    AlternativeLine, Baseline, DeviceFit, Fleet, FleetReport, GpuAssignment, GpuLayout, GpuShapes,
-    GpuTypeResult, InstancePurchase, LayoutViolation, MigGeometry, PackMethod, Packing, Placement,
-    ProfileOption, ProfileRejection, RawFleet, ServiceDemand, ServiceSlices, SliceAssignment,
-    SliceOption, SliceProfile, EXACT_MAX_COMBINATIONS, EXACT_MAX_INSTANCES, EXACT_NODE_BUDGET,
-    FLEET_SERVICES, HEURISTIC_RERUNS, MAX_MEMORY_SLICES, MAX_PACKED_PROFILES, TIME_SHARE_STEPS,
+    AlternativeLine, Baseline, DeviceFit, Fleet, FleetReport, GpuAssignment, GpuContents,
+    GpuLayout, GpuShapes, GpuTypeResult, InstancePurchase, LayoutViolation, MigGeometry,
+    PackMethod, Packing, Placement, ProfileOption, ProfileRejection, RawFleet, ServiceDemand,
+    ServiceSlices, SliceAssignment, SliceOption, SliceProfile, EXACT_MAX_COMBINATIONS,
+    EXACT_MAX_INSTANCES, EXACT_NODE_BUDGET, FLEET_SERVICES, HEURISTIC_RERUNS, MAX_MEMORY_SLICES,
+    MAX_PACKED_PROFILES, TIME_SHARE_STEPS,
 };
 pub use perf::{roofline, Bound, Deployment, IterationCost, IterationWork};
 pub use plan::{

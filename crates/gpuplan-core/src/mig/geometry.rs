@@ -346,7 +346,7 @@ impl MigGeometry {
             current: Vec::new(),
             out: Vec::new(),
         };
-        walk.from_slice(0, 0, 0, false);
+        walk.walk_from(0, 0, 0, false);
         walk.out
     }
 
@@ -391,7 +391,7 @@ struct Walk<'a> {
 }
 
 impl Walk<'_> {
-    fn from_slice(&mut self, slice: u32, occupied: u64, compute: u32, media: bool) {
+    fn walk_from(&mut self, slice: u32, occupied: u64, compute: u32, media: bool) {
         let g = self.geometry;
         if slice >= g.memory_slices {
             if !self.current.is_empty() {
@@ -402,11 +402,11 @@ impl Walk<'_> {
             return;
         }
         if occupied & (1 << slice) != 0 {
-            self.from_slice(slice + 1, occupied, compute, media);
+            self.walk_from(slice + 1, occupied, compute, media);
             return;
         }
         // Leave this slice free.
-        self.from_slice(slice + 1, occupied, compute, media);
+        self.walk_from(slice + 1, occupied, compute, media);
         for &i in self.allowed {
             let p = &g.profiles[i];
             let mask = span_mask(slice, p.memory_slices);
@@ -423,7 +423,7 @@ impl Walk<'_> {
                 profile: i,
                 start: slice,
             });
-            self.from_slice(
+            self.walk_from(
                 slice + 1,
                 occupied | mask,
                 compute + p.compute_slices,

@@ -34,7 +34,7 @@ pub use geometry::{
     SliceProfile, MAX_MEMORY_SLICES,
 };
 pub use pack::{
-    lower_bound, pack, GpuShapes, PackMethod, Packing, ServiceDemand, SliceOption,
+    lower_bound, pack, GpuContents, GpuShapes, PackMethod, Packing, ServiceDemand, SliceOption,
     EXACT_MAX_COMBINATIONS, EXACT_MAX_INSTANCES, EXACT_NODE_BUDGET, HEURISTIC_RERUNS,
     MAX_PACKED_PROFILES,
 };

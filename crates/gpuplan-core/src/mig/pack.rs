@@ -38,7 +38,7 @@ pub const EXACT_MAX_COMBINATIONS: u64 = 4096;
 pub const EXACT_NODE_BUDGET: u64 = 2_000_000;
 
 /// First-fit reruns the heuristic's option improvement may spend.
-pub const HEURISTIC_RERUNS: usize = 120;
+pub const HEURISTIC_RERUNS: usize = 2000;
 
 /// The profile multisets one GPU can host, each with one valid layout.
 #[derive(Debug, Clone)]
@@ -183,7 +183,7 @@ pub struct Packing {
     /// Option index taken, per service.
     pub choice: Vec<usize>,
     /// Per GPU: (service, packed profile) of each instance.
-    pub gpus: Vec<Vec<(usize, usize)>>,
+    pub gpus: GpuContents,
     /// A lower bound on the GPUs any packing needs.
     pub lower_bound: u32,
     /// Whether the GPU count is proven optimal.
@@ -205,6 +205,9 @@ impl Bin {
         self.items.iter().any(|&(s, _)| s == service)
     }
 }
+
+/// Per GPU: (service index, packed profile) of each instance.
+pub type GpuContents = Vec<Vec<(usize, usize)>>;
 
 /// One instance to place: (service, packed profile, must it avoid GPUs
 /// already hosting its service).
@@ -369,21 +372,24 @@ fn heuristic(
         .collect();
     let mut best = first_fit(shapes, &items(shapes, demands, &choice));
     let mut reruns = 0;
-    'improve: for s in 0..demands.len() {
-        for alt in 0..demands[s].options.len() {
-            if alt == choice[s] {
-                continue;
-            }
-            if reruns >= HEURISTIC_RERUNS {
-                break 'improve;
-            }
-            reruns += 1;
-            let previous = std::mem::replace(&mut choice[s], alt);
-            let bins = first_fit(shapes, &items(shapes, demands, &choice));
-            if bins.len() < best.len() {
-                best = bins;
-            } else {
-                choice[s] = previous;
+    // Passes over the services until one saves nothing or the budget is spent.
+    let mut improved = true;
+    while improved && reruns < HEURISTIC_RERUNS {
+        improved = false;
+        for s in 0..demands.len() {
+            for alt in 0..demands[s].options.len() {
+                if alt == choice[s] || reruns >= HEURISTIC_RERUNS {
+                    continue;
+                }
+                reruns += 1;
+                let previous = std::mem::replace(&mut choice[s], alt);
+                let bins = first_fit(shapes, &items(shapes, demands, &choice));
+                if bins.len() < best.len() {
+                    best = bins;
+                    improved = true;
+                } else {
+                    choice[s] = previous;
+                }
             }
         }
     }
@@ -411,7 +417,7 @@ struct Exact<'a> {
     shapes: &'a GpuShapes,
     /// GPUs of the best packing so far (the heuristic's to start).
     limit: usize,
-    best: Option<(Vec<usize>, Vec<Vec<(usize, usize)>>)>,
+    best: Option<(Vec<usize>, GpuContents)>,
     nodes: u64,
 }
 
