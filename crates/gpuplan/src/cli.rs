@@ -186,6 +186,7 @@ pub enum Command {
     /// Examples:
     ///   gpuplan mig examples/fleets/fleet-12.toml
     ///   gpuplan mig examples/fleets/fleet-12.toml --gpu H100 --json
+    ///   gpuplan mig examples/fleets/fleet-12.toml --gpu H100 --export mig-parted
     ///   gpuplan mig layouts --gpu A100-80GB
     ///   gpuplan mig layouts --gpu H100 --check 3g.40gb@4,2g.20gb@2,1g.10gb@0 --json
     #[command(verbatim_doc_comment)]
@@ -700,6 +701,17 @@ pub struct MigCmd {
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
+    /// Print the plan as a file a deployment tool takes: mig-parted (the NVIDIA
+    /// mig-parted config, one named config per node layout).
+    #[arg(long, value_enum, value_name = "KIND", conflicts_with = "json")]
+    pub export: Option<MigExportArg>,
+}
+
+/// What `gpuplan mig FLEET --export` writes.
+#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
+pub enum MigExportArg {
+    /// NVIDIA mig-parted config (YAML, schema v1).
+    MigParted,
 }
 
 #[derive(Debug, Subcommand)]

@@ -14,7 +14,14 @@ pub fn run(catalog: &Catalog, cmd: &MigCmd, path: &Path) -> CliResult {
     let cal = load::calibration(cmd.calibration.as_deref())?;
     let report = plan_fleet(catalog, &cal, &fleet, cmd.gpu.as_deref())
         .map_err(|e| CliError::bad(format!("--gpu: {e}")))?;
-    if cmd.json {
+    if cmd.export.is_some() {
+        super::check_finite(&report)?;
+        if report.feasible {
+            let yaml = gpuplan_report::mig_parted(&report)
+                .map_err(|e| CliError::Internal(e.to_string()))?;
+            print!("{yaml}");
+        }
+    } else if cmd.json {
         print_json(&report)?;
     } else {
         super::check_finite(&report)?;
@@ -23,7 +30,7 @@ pub fn run(catalog: &Catalog, cmd: &MigCmd, path: &Path) -> CliResult {
     if report.feasible {
         Ok(())
     } else {
-        if !cmd.json {
+        if !cmd.json || cmd.export.is_some() {
             for r in &report.reasons {
                 eprintln!("infeasible: {r}");
             }
