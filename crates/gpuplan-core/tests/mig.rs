@@ -456,8 +456,8 @@ fn mig_brute_force_oracle_counts_gpus() {
 // ---- Fleets ----
 
 use gpuplan_core::{
-    default_kv_precision, inference_memory, mig_instance_gpu, parse_fleet, plan_fleet, Calibration,
-    EngineLimits, Fleet, InferenceMemoryInput, Layout, WorkloadFormat,
+    default_kv_precision, fit_on_device, inference_memory, mig_instance_gpu, parse_fleet,
+    plan_fleet, Calibration, EngineLimits, Fleet, InferenceMemoryInput, Layout, WorkloadFormat,
 };
 
 fn fleet(text: &str) -> Result<Fleet, String> {
@@ -624,4 +624,76 @@ fn mig_example_fleet_meets_every_slo_in_slices_that_hold_it() {
         ]
     );
     assert!(!r.alternatives[2].isolated);
+}
+
+#[test]
+fn mig_a_larger_slice_never_carries_less() {
+    // Metamorphic: more compute and memory slices never lower the capacity
+    // within the SLO, and the whole-GPU 7g instance of an A100 is below the
+    // whole GPU (MIG leaves 10 of its 108 SMs idle).
+    let catalog = Catalog::embedded().unwrap();
+    let fleet = fleet(ONE_SERVICE).unwrap();
+    let w = &fleet.services[0];
+    let cal = Calibration::bundled();
+    let a100 = catalog.gpu("A100-80GB").unwrap();
+    let g = MigGeometry::of(&catalog, "A100-80GB").unwrap();
+    let capacity = |name: &str| {
+        let p = &g.profiles[g.profile_index(name).unwrap()];
+        fit_on_device(&catalog, &cal, w, &mig_instance_gpu(a100, &g, p))
+            .map(|f| f.capacity_requests_per_s)
+            .unwrap_or(0.0)
+    };
+    let ladder: Vec<f64> = ["1g.20gb", "2g.20gb", "3g.40gb", "4g.40gb", "7g.80gb"]
+        .iter()
+        .map(|n| capacity(n))
+        .collect();
+    assert!(ladder.windows(2).all(|p| p[0] <= p[1]), "{ladder:?}");
+    assert!(ladder[1] > 0.0, "{ladder:?}");
+    let whole = fit_on_device(&catalog, &cal, w, a100)
+        .unwrap()
+        .capacity_requests_per_s;
+    assert!(ladder[4] < whole, "7g {} vs whole {whole}", ladder[4]);
+}
+
+#[test]
+fn mig_fleet_over_budget_is_infeasible_with_the_reason() {
+    let catalog = Catalog::embedded().unwrap();
+    let text = ONE_SERVICE.replace("providers = [\"aws\"]", "max_usd_per_hour = 0.01");
+    let fleet = fleet(&text).unwrap();
+    assert_eq!(fleet.max_usd_per_hour, Some(0.01));
+    let r = plan_fleet(&catalog, &Calibration::bundled(), &fleet, Some("H100")).unwrap();
+    assert!(!r.feasible);
+    assert!(
+        r.reasons.iter().any(|x| x.contains("max_usd_per_hour")),
+        "{:?}",
+        r.reasons
+    );
+}
+
+#[test]
+fn mig_fleet_reads_json_like_toml() {
+    let catalog = Catalog::embedded().unwrap();
+    let json = r#"{"kind": "fleet", "constraints": {"providers": ["aws"]},
+        "services": [{"name": "chat", "model": {"id": "llama-3.1-8b"},
+        "traffic": {"requests_per_s": 1, "input_tokens": {"mean": 500, "p99": 2000},
+                    "output_tokens": {"mean": 100, "p99": 400}}}]}"#;
+    let from_json = parse_fleet("f.json", json, WorkloadFormat::Json)
+        .and_then(|raw| raw.validate("f.json", &catalog))
+        .unwrap();
+    let from_toml = fleet(ONE_SERVICE).unwrap();
+    assert_eq!(
+        from_json.services[0].peak_requests_per_s,
+        from_toml.services[0].peak_requests_per_s
+    );
+    assert_eq!(
+        from_json.services[0].constraints.providers,
+        from_toml.services[0].constraints.providers
+    );
+    let e = parse_fleet(
+        "f.json",
+        r#"{"kind": "fleet", "services": null}"#,
+        WorkloadFormat::Json,
+    )
+    .unwrap_err();
+    assert!(e.to_string().starts_with("f.json: "), "{e}");
 }

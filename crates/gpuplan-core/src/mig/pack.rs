@@ -89,6 +89,7 @@ impl GpuShapes {
             let mut key = 0u64;
             for p in &l.placements {
                 let k = profiles.iter().position(|&i| i == p.profile)?;
+                // One more instance of packed profile k: its count sits in bits 8k..8k+8.
                 key += 1 << (8 * k);
             }
             layouts.entry(key).or_insert(l);
@@ -116,11 +117,13 @@ impl GpuShapes {
 
     /// The valid layout of a GPU holding these packed profiles (one each).
     pub fn layout_of(&self, packed_profiles: &[usize]) -> Option<&GpuLayout> {
+        // The count vector, 8 bits per packed profile.
         let key = packed_profiles.iter().map(|&k| 1u64 << (8 * k)).sum();
         self.layouts.get(&key)
     }
 
     fn fits(&self, key: u64, packed: usize) -> bool {
+        // The GPU's count vector with one more instance of `packed`.
         self.layouts.contains_key(&(key + (1 << (8 * packed))))
     }
 
