@@ -13,7 +13,9 @@
 //!   smallest footprint (`instances × max(c/C, m/M)`), instances are placed
 //!   largest first into the first GPU that still has a valid layout (first
 //!   fit decreasing); then, within a fixed budget of reruns, each service's
-//!   other options are tried one at a time and kept when they save a GPU.
+//!   other options are tried one at a time and kept when they save a GPU;
+//!   last, the final choice is packed again memory-first and compute-first,
+//!   first fit and best fit, and the fewest GPUs kept.
 //! - **Exact** (small fleets): branch and bound over every combination of
 //!   options and every assignment of instances to GPUs, bounded by the
 //!   heuristic's count and the lower bound; exact when it finishes within its
@@ -350,10 +352,7 @@ fn first_fit(shapes: &GpuShapes, items: &[Item]) -> Vec<Bin> {
             bins.push(Bin::default());
             bins.len() - 1
         });
-        let b = &mut bins[i];
-        b.key += 1 << (8 * p);
-        b.compute += shapes.sizes[p].0;
-        b.items.push((s, p));
+        place(&mut bins[i], shapes, s, p, 1);
     }
     bins
 }
@@ -396,7 +395,62 @@ fn heuristic(
             }
         }
     }
+    // Polish: the final choice in other orders and with best fit.
+    let base = items(shapes, demands, &choice);
+    for order in [Order::MemoryFirst, Order::ComputeFirst] {
+        let mut again = base.clone();
+        reorder(shapes, &mut again, order);
+        for bins in [first_fit(shapes, &again), best_fit(shapes, &again)] {
+            if bins.len() < best.len() {
+                best = bins;
+            }
+        }
+    }
+    let bins = best_fit(shapes, &base);
+    if bins.len() < best.len() {
+        best = bins;
+    }
     (choice, best.into_iter().map(|b| b.items).collect())
+}
+
+/// Orders the polish pass tries besides the footprint order of [`items`].
+#[derive(Clone, Copy)]
+enum Order {
+    /// Most memory slices first, then most compute slices.
+    MemoryFirst,
+    /// Most compute slices first, then most memory slices.
+    ComputeFirst,
+}
+
+fn reorder(shapes: &GpuShapes, items: &mut [Item], order: Order) {
+    items.sort_by(|a, b| {
+        let (sa, sb) = (shapes.sizes[a.1], shapes.sizes[b.1]);
+        let key = match order {
+            Order::MemoryFirst => (sb.1, sb.0).cmp(&(sa.1, sa.0)),
+            Order::ComputeFirst => (sb.0, sb.1).cmp(&(sa.0, sa.1)),
+        };
+        key.then(a.0.cmp(&b.0)).then(b.2.cmp(&a.2))
+    });
+}
+
+/// Best fit of the items in order: each into the feasible GPU with the most
+/// compute slices taken already.
+fn best_fit(shapes: &GpuShapes, items: &[Item]) -> Vec<Bin> {
+    let mut bins: Vec<Bin> = Vec::new();
+    for &(s, p, spread) in items {
+        let slot = bins
+            .iter()
+            .enumerate()
+            .filter(|(_, b)| shapes.fits(b.key, p) && !(spread && b.hosts(s)))
+            .max_by_key(|(i, b)| (b.compute, std::cmp::Reverse(*i)))
+            .map(|(i, _)| i);
+        let i = slot.unwrap_or_else(|| {
+            bins.push(Bin::default());
+            bins.len() - 1
+        });
+        place(&mut bins[i], shapes, s, p, 1);
+    }
+    bins
 }
 
 /// Whether the exact search is worth trying on this fleet.
