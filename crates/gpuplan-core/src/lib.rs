@@ -68,8 +68,8 @@ pub use mig::{
     GpuLayout, GpuShapes, GpuTypeResult, InstancePurchase, LayoutViolation, MigGeometry,
     PackMethod, Packing, Placement, ProfileOption, ProfileRejection, RawFleet, ServiceDemand,
     ServiceSlices, SliceAssignment, SliceOption, SliceProfile, EXACT_MAX_COMBINATIONS,
-    EXACT_MAX_INSTANCES, EXACT_NODE_BUDGET, FLEET_SERVICES, HEURISTIC_RERUNS, MAX_MEMORY_SLICES,
-    MAX_PACKED_PROFILES, TIME_SHARE_STEPS,
+    EXACT_MAX_INSTANCES, EXACT_NODE_BUDGET, FLEET_SERVICES, HEURISTIC_RERUNS, MAX_LAYOUTS,
+    MAX_MEMORY_SLICES, MAX_PACKED_PROFILES, TIME_SHARE_STEPS,
 };
 pub use perf::{roofline, Bound, Deployment, IterationCost, IterationWork};
 pub use plan::{

@@ -25,9 +25,9 @@ use crate::workload_text::WorkloadFormat;
 use gpuplan_catalog::Catalog;
 use serde::Deserialize;
 
-/// Services in one fleet: 1 to 10,000 (the packer's heuristic handles
-/// thousands; beyond that a fleet is several fleets).
-pub const FLEET_SERVICES: Count = Count::new(1, 10_000);
+/// Services in one fleet: 1 to 1,000 (each is sized on every slice of
+/// every MIG-capable GPU; beyond that a fleet is several fleets).
+pub const FLEET_SERVICES: Count = Count::new(1, 1_000);
 
 /// A fleet file as written: the services stay raw tables until each is
 /// merged with the shared constraints and validated as an inference workload.

@@ -19,6 +19,11 @@ use std::fmt;
 /// slices in a bit set, and NVIDIA parts have 8 (or 4).
 pub const MAX_MEMORY_SLICES: u32 = 16;
 
+/// Most valid layouts a GPU may have: NVIDIA's 7-slice parts have 722 with
+/// base profiles and a few thousand with the `+me` variants. A user catalog
+/// beyond this is refused rather than enumerated for hours.
+pub const MAX_LAYOUTS: usize = 1_000_000;
+
 /// One MIG profile as the geometry uses it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SliceProfile {
@@ -205,12 +210,20 @@ impl MigGeometry {
                 format!("at most {MAX_MEMORY_SLICES} memory slices per GPU"),
             ));
         }
-        Ok(MigGeometry {
+        let geometry = MigGeometry {
             gpu: spec.name.clone(),
             compute_slices,
             memory_slices,
             profiles,
-        })
+        };
+        if geometry.walk(|_| true, MAX_LAYOUTS).len() >= MAX_LAYOUTS {
+            return Err(CoreError::invalid(
+                "mig_profiles",
+                &geometry.gpu,
+                format!("profiles with at most {MAX_LAYOUTS} valid layouts per GPU"),
+            ));
+        }
+        Ok(geometry)
     }
 
     /// The index of a profile by name (case-insensitive).
@@ -336,6 +349,12 @@ impl MigGeometry {
     /// Every valid non-empty layout (partial or full) built from the
     /// profiles `use_profile` admits, each set of placements once.
     pub fn layouts(&self, use_profile: impl Fn(&SliceProfile) -> bool) -> Vec<GpuLayout> {
+        // `of` refused geometries with MAX_LAYOUTS or more.
+        self.walk(use_profile, MAX_LAYOUTS)
+    }
+
+    /// At most `limit` layouts of the admitted profiles.
+    fn walk(&self, use_profile: impl Fn(&SliceProfile) -> bool, limit: usize) -> Vec<GpuLayout> {
         let allowed: Vec<usize> = (0..self.profiles.len())
             .filter(|&i| use_profile(&self.profiles[i]))
             .collect();
@@ -345,6 +364,7 @@ impl MigGeometry {
             counts: vec![0; self.profiles.len()],
             current: Vec::new(),
             out: Vec::new(),
+            limit,
         };
         walk.walk_from(0, 0, 0, false);
         walk.out
@@ -388,11 +408,16 @@ struct Walk<'a> {
     counts: Vec<u32>,
     current: Vec<Placement>,
     out: Vec<GpuLayout>,
+    /// Stop once this many layouts are found.
+    limit: usize,
 }
 
 impl Walk<'_> {
     fn walk_from(&mut self, slice: u32, occupied: u64, compute: u32, media: bool) {
         let g = self.geometry;
+        if self.out.len() >= self.limit {
+            return;
+        }
         if slice >= g.memory_slices {
             if !self.current.is_empty() {
                 self.out.push(GpuLayout {

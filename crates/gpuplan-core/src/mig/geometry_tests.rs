@@ -174,3 +174,23 @@ fn every_enumerated_layout_passes_the_check() {
     let partial = g.check(&[("3g.40gb".into(), 4)]).unwrap();
     assert!(!g.is_full(&partial, |p| p.base));
 }
+
+#[test]
+fn a_user_grid_with_too_many_layouts_is_refused_not_enumerated() {
+    use gpuplan_catalog::{CatalogBuilder, TableKind};
+    let starts: Vec<String> = (0..16).map(|s| s.to_string()).collect();
+    let starts = starts.join(";");
+    let mut csv = String::from(
+        "gpu,profile,compute_slices,memory_slices,memory_gib,max_instances,valid_start_slices,source\n",
+    );
+    // Three interchangeable one-slice profiles on a 16-slice grid: 3^16 layouts.
+    for name in ["1g.a", "1g.b", "1g.c"] {
+        csv.push_str(&format!("L4-24GB,{name},1,1,1.5,16,{starts},test\n"));
+    }
+    csv.push_str("L4-24GB,16g.24gb,16,16,24,1,0,test\n");
+    let mut b = CatalogBuilder::embedded().unwrap();
+    b.extend(TableKind::MigProfiles, "mig.csv", &csv).unwrap();
+    let catalog = b.build().unwrap();
+    let e = MigGeometry::of(&catalog, "L4-24GB").unwrap_err();
+    assert!(e.to_string().contains("valid layouts per GPU"), "{e}");
+}

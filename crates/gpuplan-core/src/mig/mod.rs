@@ -31,7 +31,7 @@ pub use fleet::{parse_fleet, Fleet, RawFleet, FLEET_SERVICES};
 pub use fleet_plan::plan_fleet;
 pub use geometry::{
     mig_gpu_names, parse_placements, GpuLayout, LayoutViolation, MigGeometry, Placement,
-    SliceProfile, MAX_MEMORY_SLICES,
+    SliceProfile, MAX_LAYOUTS, MAX_MEMORY_SLICES,
 };
 pub use pack::{
     lower_bound, pack, GpuContents, GpuShapes, PackMethod, Packing, ServiceDemand, SliceOption,
