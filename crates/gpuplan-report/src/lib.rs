@@ -48,6 +48,7 @@ mod error;
 mod header;
 mod k8s;
 mod lws;
+mod mig_k8s;
 mod mig_parted;
 mod skypilot;
 
@@ -57,6 +58,7 @@ pub use k8s::{
     hpa_target_running_requests, AUTOSCALING_METRIC, HEALTH_PATH, HTTP_PORT, K8S_VERSION,
 };
 pub use lws::{LeaderWorkerSet, LeaderWorkerSetSpec, LeaderWorkerTemplate};
+pub use mig_k8s::{mig_k8s, mig_resource};
 pub use mig_parted::{mig_parted, DeviceGroup, Devices, MigPartedConfig};
 pub use skypilot::{
     disk_size_gb, ReadinessProbe, ReplicaPolicy, Resources, SkyPilotTask, SkyService,

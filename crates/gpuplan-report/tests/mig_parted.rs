@@ -57,3 +57,57 @@ fn mig_parted_export_parses_back_with_the_plan_s_instances() {
     }
     assert_eq!(exported, planned);
 }
+
+#[test]
+fn mig_k8s_export_requests_each_service_s_mig_device() {
+    let catalog = Catalog::embedded().unwrap();
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../examples/fleets/fleet-12.toml"
+    );
+    let text = std::fs::read_to_string(path).unwrap();
+    let fleet = parse_fleet(path, &text, WorkloadFormat::Toml)
+        .and_then(|raw| raw.validate(path, &catalog))
+        .unwrap();
+    let report = plan_fleet(&catalog, &Calibration::bundled(), &fleet, Some("H100")).unwrap();
+    let yaml = gpuplan_report::mig_k8s(&report, &catalog).unwrap();
+    let docs: Vec<serde_norway::Value> = yaml
+        .split("\n---\n")
+        .map(|d| serde_norway::from_str(d).unwrap())
+        .collect();
+    let deployments: Vec<&serde_norway::Value> =
+        docs.iter().filter(|d| d["kind"] == "Deployment").collect();
+    assert_eq!(deployments.len(), report.services.len());
+    assert_eq!(
+        docs.iter().filter(|d| d["kind"] == "Service").count(),
+        report.services.len()
+    );
+    // Replicas × one MIG device per pod = the plan's instances of each profile.
+    let mut requested: BTreeMap<String, u64> = BTreeMap::new();
+    for d in &deployments {
+        let replicas = d["spec"]["replicas"].as_u64().unwrap();
+        let limits = d["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"]
+            .as_mapping()
+            .unwrap();
+        assert_eq!(limits.len(), 1);
+        let (resource, qty) = limits.iter().next().unwrap();
+        assert_eq!(qty.as_str(), Some("1"));
+        let profile = resource
+            .as_str()
+            .unwrap()
+            .strip_prefix("nvidia.com/mig-")
+            .unwrap();
+        *requested.entry(profile.to_string()).or_default() += replicas;
+        let args = d["spec"]["template"]["spec"]["containers"][0]["args"]
+            .as_sequence()
+            .unwrap();
+        assert!(args.iter().any(|a| a == "--max-num-seqs"));
+    }
+    let mut planned: BTreeMap<String, u64> = BTreeMap::new();
+    for g in &report.gpus {
+        for s in &g.layout {
+            *planned.entry(s.profile.clone()).or_default() += 1;
+        }
+    }
+    assert_eq!(requested, planned);
+}

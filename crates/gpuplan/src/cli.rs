@@ -187,6 +187,7 @@ pub enum Command {
     ///   gpuplan mig examples/fleets/fleet-12.toml
     ///   gpuplan mig examples/fleets/fleet-12.toml --gpu H100 --json
     ///   gpuplan mig examples/fleets/fleet-12.toml --gpu H100 --export mig-parted
+    ///   gpuplan mig examples/fleets/fleet-12.toml --gpu H100 --export k8s
     ///   gpuplan mig layouts --gpu A100-80GB
     ///   gpuplan mig layouts --gpu H100 --check 3g.40gb@4,2g.20gb@2,1g.10gb@0 --json
     #[command(verbatim_doc_comment)]
@@ -702,7 +703,8 @@ pub struct MigCmd {
     #[arg(long)]
     pub json: bool,
     /// Print the plan as a file a deployment tool takes: mig-parted (the NVIDIA
-    /// mig-parted config, one named config per node layout).
+    /// mig-parted config, one named config per node layout) or k8s (per service a
+    /// Deployment requesting its MIG device, `nvidia.com/mig-3g.40gb`, and a Service).
     #[arg(long, value_enum, value_name = "KIND", conflicts_with = "json")]
     pub export: Option<MigExportArg>,
 }
@@ -712,6 +714,8 @@ pub struct MigCmd {
 pub enum MigExportArg {
     /// NVIDIA mig-parted config (YAML, schema v1).
     MigParted,
+    /// Kubernetes Deployments and Services (device plugin, mixed strategy).
+    K8s,
 }
 
 #[derive(Debug, Subcommand)]

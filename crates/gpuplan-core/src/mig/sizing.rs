@@ -7,7 +7,10 @@ use crate::calibration::Calibration;
 use crate::check::check_replica;
 use crate::layout::Layout;
 use crate::plan::MAX_REPLICAS;
-use crate::plan::{evaluate_replica, replica_spec, service_cv2, CapacityContext, ReplicaKey};
+use crate::plan::{
+    context_p99, evaluate_replica, max_model_len, replica_command, replica_spec, service_cv2,
+    CapacityContext, ReplicaKey,
+};
 use crate::workload::InferenceWorkload;
 use gpuplan_catalog::{Catalog, GpuSpec, Precision};
 use serde::Serialize;
@@ -35,6 +38,12 @@ pub struct DeviceFit {
     pub tpot_p99_ms: f64,
     /// Predicted p99 end-to-end latency at the peak, ms.
     pub e2e_p99_ms: f64,
+    /// The checkpoint each instance serves.
+    pub checkpoint: String,
+    /// Oldest vLLM release with the weight kernel the prediction assumes.
+    pub min_vllm_version: String,
+    /// The `vllm serve` command of each instance, with the settings the prediction assumed.
+    pub vllm_command: String,
 }
 
 /// Sizes `w` on `device` (TP 1, one device per instance) at each of its
@@ -104,6 +113,9 @@ pub fn fit_on_device(
             ttft_p99_ms: tails.ttft_p99_s * 1e3,
             tpot_p99_ms: tails.tpot_p99_ms,
             e2e_p99_ms: tails.e2e_p99_s * 1e3,
+            checkpoint: choice.serving.repo.clone(),
+            min_vllm_version: choice.serving.min_vllm_version.clone(),
+            vllm_command: replica_command(w, &choice, max_model_len(w, &choice, context_p99(w))),
         };
         let better = best.as_ref().is_none_or(|b| {
             fit.instances < b.instances

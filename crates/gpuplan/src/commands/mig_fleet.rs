@@ -2,7 +2,7 @@
 //! the alternatives compared.
 
 use super::{opt, print_json, table};
-use crate::cli::MigCmd;
+use crate::cli::{MigCmd, MigExportArg};
 use crate::error::{CliError, CliResult};
 use crate::load;
 use gpuplan_catalog::Catalog;
@@ -14,11 +14,14 @@ pub fn run(catalog: &Catalog, cmd: &MigCmd, path: &Path) -> CliResult {
     let cal = load::calibration(cmd.calibration.as_deref())?;
     let report = plan_fleet(catalog, &cal, &fleet, cmd.gpu.as_deref())
         .map_err(|e| CliError::bad(format!("--gpu: {e}")))?;
-    if cmd.export.is_some() {
+    if let Some(kind) = cmd.export {
         super::check_finite(&report)?;
         if report.feasible {
-            let yaml = gpuplan_report::mig_parted(&report)
-                .map_err(|e| CliError::Internal(e.to_string()))?;
+            let yaml = match kind {
+                MigExportArg::MigParted => gpuplan_report::mig_parted(&report),
+                MigExportArg::K8s => gpuplan_report::mig_k8s(&report, catalog),
+            }
+            .map_err(|e| CliError::Internal(e.to_string()))?;
             print!("{yaml}");
         }
     } else if cmd.json {
