@@ -511,7 +511,7 @@ fn mig_fleet_errors_name_the_file_the_service_and_the_field() {
                 "{ONE_SERVICE}\n{}",
                 &ONE_SERVICE[ONE_SERVICE.find("[[services]]").unwrap()..]
             ),
-            "name \"chat\" is already the name of services[0]",
+            "invalid `services[1].name` = \"chat\": expected a unique name",
         ),
         (
             "kind = \"fleet\"\n".to_string(),

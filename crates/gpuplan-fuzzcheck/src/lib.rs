@@ -33,7 +33,7 @@ pub use catalog::{
     catalog_models, catalog_offerings, catalog_regions, hf_config, parametric_model, skypilot_vms,
 };
 pub use plan::plan_structured;
-pub use text::{calibration, token_histogram, trace, workload_json, workload_toml};
+pub use text::{calibration, fleet_toml, token_histogram, trace, workload_json, workload_toml};
 
 /// A fuzz target's check: panics when the input breaks a contract.
 pub type Check = fn(&[u8]);
@@ -58,6 +58,7 @@ pub const TARGETS: &[(&str, Check)] = &[
     ("token_histogram", token_histogram),
     ("parametric_model", parametric_model),
     ("plan_structured", plan_structured),
+    ("fleet_toml", fleet_toml),
 ];
 
 /// Runs the check of the target `name` on `data`.

@@ -73,7 +73,7 @@ pub fn parse_fleet(file: &str, text: &str, format: WorkloadFormat) -> Result<Raw
             let json: serde_json::Value = serde_json::from_str(text)
                 .map_err(|e| CoreError::malformed(file, e.to_string()))?;
             toml::Value::try_from(json).map_err(|e| {
-                CoreError::malformed(file, format!("{e} (JSON null is not a value here)"))
+                CoreError::malformed(file, format!("{e} (JSON `null` is not a value here)"))
             })?
         }
     };
@@ -120,7 +120,7 @@ impl RawFleet {
                 return Err(CoreError::malformed(
                     file,
                     format!(
-                        "services[{i}]: name {:?} is already the name of services[{j}]: expected a unique name",
+                        "invalid `services[{i}].name` = {:?}: expected a unique name (services[{j}] has it)",
                         w.name
                     ),
                 ));
