@@ -62,7 +62,7 @@ pub use memory::{
     REPORTED_CAPACITY_FRACTION, RUNTIME_OVERHEAD_GIB,
 };
 pub use mig::{
-    fit_on_device, fractional_gpu, lower_bound, mig_gpu_names, mig_instance_gpu,
+    device_deployment, fit_on_device, fractional_gpu, lower_bound, mig_gpu_names, mig_instance_gpu,
     mig_usable_sm_fraction, pack, parse_fleet, parse_placements, plan_fleet, Alternative,
     AlternativeLine, Baseline, DeviceFit, Fleet, FleetReport, GpuAssignment, GpuContents,
     GpuLayout, GpuShapes, GpuTypeResult, InstancePurchase, LayoutViolation, MigGeometry,

@@ -44,6 +44,8 @@ fn number(range: Span) -> impl Fn(&str) -> Result<f64, String> + Clone + Send + 
     }
 }
 
+/// Requests each service of a fleet is simulated with by default (`gpuplan mig`).
+pub const DEFAULT_FLEET_VERIFY_REQUESTS: u64 = 5_000;
 /// Plans `plan` simulates by default (`--verify`).
 pub const DEFAULT_VERIFY_PLANS: usize = 5;
 /// Requests per verification simulation by default.
@@ -183,11 +185,15 @@ pub enum Command {
     /// Share GPUs between services with NVIDIA MIG: a GPU's valid layouts, or a
     /// fleet of services packed onto MIG slices at the least cost.
     ///
+    /// Every service is then simulated in its slices at its peak; services
+    /// that miss an SLO are re-sized with more headroom and the fleet packed
+    /// again (`--no-verify` skips it).
+    ///
     /// Examples:
     ///   gpuplan mig examples/fleets/fleet-12.toml
-    ///   gpuplan mig examples/fleets/fleet-12.toml --gpu H100 --json
+    ///   gpuplan mig examples/fleets/fleet-12.toml --gpu H100 --json --verify-requests 2000
     ///   gpuplan mig examples/fleets/fleet-12.toml --gpu H100 --export mig-parted
-    ///   gpuplan mig examples/fleets/fleet-12.toml --gpu H100 --export k8s
+    ///   gpuplan mig examples/fleets/fleet-12.toml --gpu A100-80GB --no-verify --export k8s
     ///   gpuplan mig layouts --gpu A100-80GB
     ///   gpuplan mig layouts --gpu H100 --check 3g.40gb@4,2g.20gb@2,1g.10gb@0 --json
     #[command(verbatim_doc_comment)]
@@ -702,6 +708,12 @@ pub struct MigCmd {
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
+    /// Skip the simulation of every service in its slices (analytical p99s only).
+    #[arg(long)]
+    pub no_verify: bool,
+    /// Requests per service simulation.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_FLEET_VERIFY_REQUESTS, value_parser = whole::<u64>(VERIFY_REQUESTS))]
+    pub verify_requests: u64,
     /// Print the plan as a file a deployment tool takes: mig-parted (the NVIDIA
     /// mig-parted config, one named config per node layout) or k8s (per service a
     /// Deployment requesting its MIG device, `nvidia.com/mig-3g.40gb`, and a Service).

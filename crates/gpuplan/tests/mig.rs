@@ -124,6 +124,10 @@ fn mig_fleet_json_follows_the_contract() {
     assert!(baseline["total_gpus"].as_u64() > v["total_gpus"].as_u64());
     assert!(baseline["usd_per_hour"].as_f64() > v["usd_per_hour"].as_f64());
     assert!(v["lower_bound_gpus"].as_u64() <= v["total_gpus"].as_u64());
+    // Every service met its SLOs in simulation, in its slices.
+    for s in v["services"].as_array().unwrap() {
+        assert_eq!(s["simulated"]["meets_slo"], true, "{}", s["name"]);
+    }
     let names: Vec<&str> = v["alternatives"]
         .as_array()
         .unwrap()

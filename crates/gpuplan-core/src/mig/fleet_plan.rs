@@ -245,6 +245,7 @@ fn report(
         alternatives,
         gpu_types,
         reasons,
+        notes: Vec::new(),
     }
 }
 
@@ -332,6 +333,7 @@ fn service_rows(fleet: &Fleet, p: &TypePlan<'_>, gpus: &[GpuAssignment]) -> Vec<
                         instances: fits[k].as_ref().map_or(0, |f| f.instances),
                     })
                     .collect(),
+                simulated: None,
                 rejected_profiles: (0..fits.len())
                     .filter_map(|k| {
                         fits[k].as_ref().err().map(|why| ProfileRejection {
@@ -371,5 +373,6 @@ fn infeasible(fleet: &Fleet, gpu_types: Vec<GpuTypeResult>) -> FleetReport {
         alternatives: Vec::new(),
         gpu_types,
         reasons,
+        notes: Vec::new(),
     }
 }

@@ -43,5 +43,5 @@ pub use report::{
     Alternative, AlternativeLine, Baseline, FleetReport, GpuAssignment, GpuTypeResult,
     ProfileOption, ProfileRejection, ServiceSlices, SliceAssignment,
 };
-pub use sizing::{fit_on_device, DeviceFit};
+pub use sizing::{device_deployment, fit_on_device, DeviceFit};
 pub use slice::{fractional_gpu, mig_instance_gpu, mig_usable_sm_fraction};

@@ -3,6 +3,7 @@
 use super::pack::PackMethod;
 use super::pricing::InstancePurchase;
 use super::sizing::DeviceFit;
+use crate::plan::SimulatedTails;
 use serde::Serialize;
 
 /// One MIG instance of a packed GPU.
@@ -44,6 +45,9 @@ pub struct ServiceSlices {
     pub options: Vec<ProfileOption>,
     /// Profiles that cannot serve it, with the reason.
     pub rejected_profiles: Vec<ProfileRejection>,
+    /// Its instances simulated at the peak (`gpuplan mig` verifies every
+    /// service; `gpuplan_sim::verify_fleet` fills it).
+    pub simulated: Option<SimulatedTails>,
 }
 
 /// A profile that serves a service.
@@ -151,8 +155,12 @@ pub struct FleetReport {
     pub services: Vec<ServiceSlices>,
     /// The plan and what a user would otherwise do, compared.
     pub alternatives: Vec<Alternative>,
-    /// The MIG plan on every GPU type tried.
+    /// The MIG plan on every GPU type tried (before simulation, except the
+    /// chosen type's, which shows the final plan).
     pub gpu_types: Vec<GpuTypeResult>,
     /// Why no plan is feasible, when none is.
     pub reasons: Vec<String>,
+    /// What changed after simulation (services re-sized with a lower
+    /// utilisation cap because their simulated p99s missed an SLO).
+    pub notes: Vec<String>,
 }

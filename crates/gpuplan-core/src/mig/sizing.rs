@@ -6,6 +6,7 @@
 use crate::calibration::Calibration;
 use crate::check::check_replica;
 use crate::layout::Layout;
+use crate::perf::Deployment;
 use crate::plan::MAX_REPLICAS;
 use crate::plan::{
     context_p99, evaluate_replica, max_model_len, replica_command, replica_spec, service_cv2,
@@ -126,4 +127,28 @@ pub fn fit_on_device(
         }
     }
     best.ok_or(reason)
+}
+
+/// The [`Deployment`] one instance of `w` runs on `device` at `precision`
+/// (the kernel vLLM picks for the checkpoint it serves): what a simulation
+/// of the instance costs each engine step with.
+pub fn device_deployment(
+    catalog: &Catalog,
+    cal: &Calibration,
+    w: &InferenceWorkload,
+    device: &GpuSpec,
+    precision: Precision,
+) -> Result<Deployment, String> {
+    let key = ReplicaKey {
+        gpu: device.name.clone(),
+        precision,
+        layout: Layout { tp: 1, pp: 1 },
+    };
+    let spec = replica_spec(w, device, &key);
+    let checked = check_replica(&spec, catalog, w.variant).map_err(|v| {
+        v.first()
+            .map(ToString::to_string)
+            .unwrap_or_else(|| format!("{precision} cannot run on {}", device.name))
+    })?;
+    checked.deployment(cal).map_err(|e| e.to_string())
 }

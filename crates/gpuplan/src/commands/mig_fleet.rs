@@ -7,13 +7,26 @@ use crate::error::{CliError, CliResult};
 use crate::load;
 use gpuplan_catalog::Catalog;
 use gpuplan_core::{plan_fleet, FleetReport};
+use gpuplan_sim::{plan_verified_fleet, VerifyOptions};
 use std::path::Path;
 
 pub fn run(catalog: &Catalog, cmd: &MigCmd, path: &Path) -> CliResult {
     let fleet = load::fleet(catalog, path)?;
     let cal = load::calibration(cmd.calibration.as_deref())?;
-    let report = plan_fleet(catalog, &cal, &fleet, cmd.gpu.as_deref())
+    // A --gpu that is not MIG-capable is bad input, caught before simulating.
+    let first = plan_fleet(catalog, &cal, &fleet, cmd.gpu.as_deref())
         .map_err(|e| CliError::bad(format!("--gpu: {e}")))?;
+    let (report, missed) = if cmd.no_verify || !first.feasible {
+        (first, 0)
+    } else {
+        let options = VerifyOptions {
+            top: fleet.services.len(),
+            requests: cmd.verify_requests,
+            seed: 1,
+        };
+        plan_verified_fleet(catalog, &cal, &fleet, cmd.gpu.as_deref(), options)
+            .map_err(|e| CliError::Internal(format!("fleet simulation: {e}")))?
+    };
     if let Some(kind) = cmd.export {
         super::check_finite(&report)?;
         if report.feasible {
@@ -29,6 +42,12 @@ pub fn run(catalog: &Catalog, cmd: &MigCmd, path: &Path) -> CliResult {
     } else {
         super::check_finite(&report)?;
         print_report(&report);
+        for n in &report.notes {
+            println!("note: {n}");
+        }
+        if missed > 0 {
+            println!("{missed} service(s) still miss an SLO in simulation (sim ✗): give them a larger profile or more instances");
+        }
     }
     if report.feasible {
         Ok(())
@@ -105,6 +124,7 @@ fn print_services(r: &FleetReport) {
         "req/s per inst (cap)",
         "TTFT p99 ms",
         "TPOT p99 ms",
+        "sim",
     ]);
     for s in &r.services {
         let f = &s.fit;
@@ -121,6 +141,11 @@ fn print_services(r: &FleetReport) {
             ),
             format!("{:.0}", f.ttft_p99_ms),
             format!("{:.1}", f.tpot_p99_ms),
+            match &s.simulated {
+                Some(t) if t.meets_slo => "✓".to_string(),
+                Some(_) => "✗".to_string(),
+                None => "–".to_string(),
+            },
         ]);
     }
     println!("{t}");
