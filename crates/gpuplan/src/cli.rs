@@ -190,7 +190,7 @@ pub enum Command {
     /// again (`--no-verify` skips it).
     ///
     /// Examples:
-    ///   gpuplan mig examples/fleets/fleet-12.toml
+    ///   gpuplan mig examples/fleets/fleet-12.toml --gpu H200
     ///   gpuplan mig examples/fleets/fleet-12.toml --gpu H100 --json --verify-requests 2000
     ///   gpuplan mig examples/fleets/fleet-12.toml --gpu H100 --export mig-parted
     ///   gpuplan mig examples/fleets/fleet-12.toml --gpu A100-80GB --no-verify --export k8s
