@@ -28,6 +28,7 @@ mod finite;
 mod layout;
 pub mod limits;
 mod memory;
+mod mig;
 mod perf;
 mod plan;
 mod queueing;
@@ -60,6 +61,16 @@ pub use memory::{
     InferenceMemory, InferenceMemoryInput, MemoryBreakdown, COMMUNICATOR_OVERHEAD_GIB,
     DEFAULT_MAX_BATCHED_TOKENS, DEFAULT_MAX_NUM_SEQS, DEFAULT_MEMORY_UTILIZATION, GIB,
     REPORTED_CAPACITY_FRACTION, RUNTIME_OVERHEAD_GIB,
+};
+pub use mig::{
+    device_deployment, fit_on_device, fractional_gpu, lower_bound, mig_gpu_names, mig_instance_gpu,
+    mig_usable_sm_fraction, pack, parse_fleet, parse_placements, plan_fleet, Alternative,
+    AlternativeLine, Baseline, DeviceFit, Fleet, FleetReport, GpuAssignment, GpuContents,
+    GpuLayout, GpuShapes, GpuTypeResult, InstancePurchase, LayoutViolation, MigGeometry,
+    PackMethod, Packing, Placement, ProfileOption, ProfileRejection, RawFleet, ServiceDemand,
+    ServiceSlices, SliceAssignment, SliceOption, SliceProfile, EXACT_MAX_COMBINATIONS,
+    EXACT_MAX_INSTANCES, EXACT_NODE_BUDGET, FLEET_SERVICES, HEURISTIC_RERUNS, MAX_LAYOUTS,
+    MAX_MEMORY_SLICES, MAX_PACKED_PROFILES, TIME_SHARE_STEPS,
 };
 pub use perf::{roofline, Bound, Deployment, IterationCost, IterationWork};
 pub use plan::training::{

@@ -33,7 +33,9 @@ pub use catalog::{
     catalog_models, catalog_offerings, catalog_regions, hf_config, parametric_model, skypilot_vms,
 };
 pub use plan::plan_structured;
-pub use text::{calibration, token_histogram, trace, training_toml, workload_json, workload_toml};
+pub use text::{
+    calibration, fleet_toml, token_histogram, trace, training_toml, workload_json, workload_toml,
+};
 
 /// A fuzz target's check: panics when the input breaks a contract.
 pub type Check = fn(&[u8]);
@@ -59,6 +61,7 @@ pub const TARGETS: &[(&str, Check)] = &[
     ("parametric_model", parametric_model),
     ("plan_structured", plan_structured),
     ("training_toml", training_toml),
+    ("fleet_toml", fleet_toml),
 ];
 
 /// Runs the check of the target `name` on `data`.

@@ -6,7 +6,10 @@ use crate::fixtures::{self, text};
 use crate::plan::{check_workload, plan_and_check};
 use crate::{assert_finite, assert_non_negative};
 use gpuplan_core::limits::SEQUENCE_TOKENS;
-use gpuplan_core::{parse_workload, Bucket, Calibration, CoreError, RawWorkload, WorkloadFormat};
+use gpuplan_core::{
+    ensure_finite, parse_fleet, parse_workload, plan_fleet, Bucket, Calibration, CoreError,
+    MigGeometry, RawWorkload, WorkloadFormat,
+};
 use gpuplan_sim::{
     simulate, DeploymentCost, EngineConfig, Router, SimConfig, SimError, TokenLengths, Trace,
     Traffic, VLLM_BLOCK_TOKENS,
@@ -59,6 +62,46 @@ pub fn workload_toml(data: &[u8]) {
 /// A JSON workload file.
 pub fn workload_json(data: &[u8]) {
     workload(data, WorkloadFormat::Json);
+}
+
+/// A fleet file (`gpuplan mig`): errors name the file and a line or a
+/// field; a valid fleet packs onto H100 MIG slices in valid layouts, with
+/// finite numbers, every instance within its capacity, never below the bound.
+pub fn fleet_toml(data: &[u8]) {
+    let Some(text) = text(data) else { return };
+    let file = "f.toml";
+    let catalog = fixtures::catalog();
+    let raw = match parse_fleet(file, text, WorkloadFormat::Toml) {
+        Err(e) => return assert_core_located(&e, file),
+        Ok(raw) => raw,
+    };
+    let fleet = match raw.validate(file, catalog) {
+        Err(e) => return assert_core_located(&e, file),
+        Ok(f) => f,
+    };
+    let report = plan_fleet(catalog, fixtures::calibration(), &fleet, Some("H100"))
+        .expect("the H100 has MIG profiles");
+    if let Err(field) = ensure_finite(&report) {
+        panic!("non-finite {field} in the fleet report");
+    }
+    let g = MigGeometry::of(catalog, "H100").expect("the H100 has MIG profiles");
+    for gpu in &report.gpus {
+        let named: Vec<(String, u32)> = gpu
+            .layout
+            .iter()
+            .map(|s| (s.profile.clone(), s.start))
+            .collect();
+        assert!(g.check(&named).is_ok(), "invalid layout {named:?}");
+    }
+    for s in &report.services {
+        let f = &s.fit;
+        assert!(
+            f.load_requests_per_s <= f.capacity_requests_per_s * (1.0 + 1e-9),
+            "{}",
+            s.name
+        );
+    }
+    assert!(report.total_gpus >= report.lower_bound_gpus);
 }
 
 /// A calibration table (`--calibration`): errors name the line or factor;

@@ -42,6 +42,12 @@ pub enum ExportError {
         /// The checkpoint it should serve.
         checkpoint: String,
     },
+    /// The fleet has no feasible, priced MIG plan to export.
+    #[error("mig-parted export: fleet {fleet} has no feasible MIG plan")]
+    NoFleetPlan {
+        /// The fleet's name.
+        fleet: String,
+    },
     /// Serialising a file failed (a bug).
     #[error("cannot write {file} as YAML: {source}")]
     Yaml {

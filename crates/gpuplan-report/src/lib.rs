@@ -1,6 +1,7 @@
 //! Turns a gpuplan plan into the files deployment tools take: Kubernetes
 //! manifests (typed `k8s-openapi` objects), a SkyPilot task with a SkyServe
-//! service, and the vLLM launch script and config file. Every file opens with
+//! service, and the vLLM launch script and config file; a fleet's MIG plan
+//! as an NVIDIA mig-parted config ([`mig_parted`]). Every file opens with
 //! a header comment saying what the plan promised (p99s, $/h, price date).
 //! Pure: no I/O; the caller writes the files.
 //!
@@ -47,6 +48,8 @@ mod error;
 mod header;
 mod k8s;
 mod lws;
+mod mig_k8s;
+mod mig_parted;
 mod skypilot;
 mod training;
 
@@ -56,6 +59,8 @@ pub use k8s::{
     hpa_target_running_requests, AUTOSCALING_METRIC, HEALTH_PATH, HTTP_PORT, K8S_VERSION,
 };
 pub use lws::{LeaderWorkerSet, LeaderWorkerSetSpec, LeaderWorkerTemplate};
+pub use mig_k8s::{mig_k8s, mig_resource};
+pub use mig_parted::{mig_parted, DeviceGroup, Devices, MigPartedConfig};
 pub use skypilot::{
     disk_size_gb, ReadinessProbe, ReplicaPolicy, Resources, SkyPilotTask, SkyService,
     MAX_ALTERNATIVES,

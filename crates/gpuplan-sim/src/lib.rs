@@ -65,6 +65,7 @@ mod cost;
 mod engine;
 mod error;
 mod fleet;
+mod fleet_verify;
 mod rate;
 mod sim;
 mod stats;
@@ -79,6 +80,9 @@ pub use fleet::{
     scale_up_delay_s, Autoscale, Dynamics, Failures, TimePoint, ENGINE_WARMUP_S,
     HPA_SCALE_DOWN_STABILIZATION_S, HPA_SYNC_PERIOD_S, IMAGE_PULL_S, NODE_PROVISION_S,
     WEIGHT_LOAD_GIB_PER_S,
+};
+pub use fleet_verify::{
+    plan_verified_fleet, verify_fleet, FLEET_VERIFY_ROUNDS, RESIZE_UTILIZATION_FACTOR,
 };
 pub use rate::{RateCurve, DAY_S};
 pub use sim::{simulate, simulate_with_progress, Progress};

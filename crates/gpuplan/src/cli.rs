@@ -44,6 +44,8 @@ fn number(range: Span) -> impl Fn(&str) -> Result<f64, String> + Clone + Send + 
     }
 }
 
+/// Requests each service of a fleet is simulated with by default (`gpuplan mig`).
+pub const DEFAULT_FLEET_VERIFY_REQUESTS: u64 = 5_000;
 /// Plans `plan` simulates by default (`--verify`).
 pub const DEFAULT_VERIFY_PLANS: usize = 5;
 /// Requests per verification simulation by default.
@@ -182,6 +184,22 @@ pub enum Command {
     ///   gpuplan validate --fit --write-calibration data/calibration.csv
     #[command(verbatim_doc_comment)]
     Validate(ValidateCmd),
+    /// Share GPUs between services with NVIDIA MIG: a GPU's valid layouts, or a
+    /// fleet of services packed onto MIG slices at the least cost.
+    ///
+    /// Every service is then simulated in its slices at its peak; services
+    /// that miss an SLO are re-sized with more headroom and the fleet packed
+    /// again (`--no-verify` skips it).
+    ///
+    /// Examples:
+    ///   gpuplan mig examples/fleets/fleet-12.toml --gpu H200
+    ///   gpuplan mig examples/fleets/fleet-12.toml --gpu H100 --json --verify-requests 2000
+    ///   gpuplan mig examples/fleets/fleet-12.toml --gpu H100 --export mig-parted
+    ///   gpuplan mig examples/fleets/fleet-12.toml --gpu A100-80GB --no-verify --export k8s
+    ///   gpuplan mig layouts --gpu A100-80GB
+    ///   gpuplan mig layouts --gpu H100 --check 3g.40gb@4,2g.20gb@2,1g.10gb@0 --json
+    #[command(verbatim_doc_comment)]
+    Mig(MigCmd),
 }
 
 #[derive(Debug, Args)]
@@ -729,4 +747,73 @@ mod tests {
         assert!(u("NaN").is_err());
         assert!(u("1.5").is_err());
     }
+}
+
+#[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
+pub struct MigCmd {
+    #[command(subcommand)]
+    pub action: Option<MigAction>,
+    /// Fleet workload file (`kind = "fleet"`, TOML, or JSON with a .json
+    /// extension): services packed onto MIG slices; see docs/workload.md.
+    #[arg(required = true, value_name = "FLEET")]
+    pub fleet: Option<PathBuf>,
+    /// Pack onto this GPU only (default: every MIG-capable GPU the
+    /// constraints allow; the cheapest wins).
+    #[arg(long)]
+    pub gpu: Option<String>,
+    /// Calibration table (default: the bundled data/calibration.csv).
+    #[arg(long, value_name = "FILE")]
+    pub calibration: Option<PathBuf>,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// Skip the simulation of every service in its slices (analytical p99s only).
+    #[arg(long)]
+    pub no_verify: bool,
+    /// Requests per service simulation.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_FLEET_VERIFY_REQUESTS, value_parser = whole::<u64>(VERIFY_REQUESTS))]
+    pub verify_requests: u64,
+    /// Print the plan as a file a deployment tool takes: mig-parted (the NVIDIA
+    /// mig-parted config, one named config per node layout) or k8s (per service a
+    /// Deployment requesting its MIG device, `nvidia.com/mig-3g.40gb`, and a Service).
+    #[arg(long, value_enum, value_name = "KIND", conflicts_with = "json")]
+    pub export: Option<MigExportArg>,
+}
+
+/// What `gpuplan mig FLEET --export` writes.
+#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
+pub enum MigExportArg {
+    /// NVIDIA mig-parted config (YAML, schema v1).
+    MigParted,
+    /// Kubernetes Deployments and Services (device plugin, mixed strategy).
+    K8s,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum MigAction {
+    /// Every valid layout of one GPU's MIG slices (the full ones by default),
+    /// or the check of one combination.
+    Layouts(MigLayoutsCmd),
+}
+
+#[derive(Debug, Args)]
+pub struct MigLayoutsCmd {
+    /// The GPU (any name or alias the catalog knows, e.g. A100-80GB, H100).
+    #[arg(long)]
+    pub gpu: String,
+    /// Check one combination instead, as profile@start items (start on the
+    /// memory-slice axis as `nvidia-smi mig -lgipp` counts it), e.g.
+    /// 3g.40gb@4,2g.20gb@2,1g.10gb@0,1g.10gb@1; exit 2 with the reasons when invalid.
+    #[arg(long, value_name = "LAYOUT")]
+    pub check: Option<String>,
+    /// List partial layouts too (the count is always printed).
+    #[arg(long)]
+    pub partial: bool,
+    /// Count and list the +me / +gfx / -me variants too (default: base profiles, as mig-parted).
+    #[arg(long)]
+    pub variants: bool,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
 }

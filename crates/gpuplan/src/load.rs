@@ -171,3 +171,11 @@ fn hf_model(
         id,
     )?))
 }
+
+/// Reads and validates a fleet workload file (`kind = "fleet"`).
+pub fn fleet(catalog: &Catalog, path: &Path) -> CliResult<gpuplan_core::Fleet> {
+    let text = read(path)?;
+    let name = path.display().to_string();
+    let raw = gpuplan_core::parse_fleet(&name, &text, workload_format(path))?;
+    Ok(raw.validate(&name, catalog)?)
+}

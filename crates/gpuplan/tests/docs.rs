@@ -166,7 +166,9 @@ fn readme_commands(text: &str) -> Vec<Vec<String>> {
 /// continuations joined.
 fn help_commands() -> Vec<Vec<String>> {
     let mut commands = Vec::new();
-    for verb in ["catalog", "fit", "estimate", "plan", "simulate", "validate"] {
+    for verb in [
+        "catalog", "fit", "estimate", "plan", "simulate", "validate", "mig",
+    ] {
         let help = gpuplan_in(&root(), &[verb.to_string(), "--help".to_string()]);
         assert_eq!(help.code, 0);
         let mut pending = String::new();
@@ -217,6 +219,14 @@ fn scratch_dir() -> PathBuf {
         dir.join("my.csv"),
     )
     .unwrap();
+    // examples/fleets/: `kind = "fleet"` workloads (`gpuplan mig`), kept out
+    // of examples/*.toml, which `plan` reads as inference workloads.
+    std::fs::create_dir_all(dir.join("examples/fleets")).unwrap();
+    for entry in std::fs::read_dir(root().join("examples/fleets")).unwrap() {
+        let entry = entry.unwrap();
+        let to = dir.join("examples/fleets").join(entry.file_name());
+        std::fs::copy(entry.path(), to).unwrap();
+    }
     dir
 }
 

@@ -4,7 +4,7 @@
 use super::rejections::{RejectReason, Rejections};
 use crate::check::{check_accelerator, Spelling};
 use crate::layout::Layout;
-use crate::workload::Constraints;
+use crate::workload::{Constraints, InferenceWorkload};
 use gpuplan_catalog::{Catalog, GpuSpec, Offering, Precision};
 
 /// An offering that passed the constraints, with its GPU spec.
@@ -108,6 +108,30 @@ fn constraint_failure(
         return Some((RejectReason::NoPrice, e));
     }
     None
+}
+
+/// Whether an offering passes the workload's constraints (provider, region,
+/// residency, GPU, a price), fractional GPUs included: the fleet planner
+/// prices slices of GPUs and fractional offerings alike.
+pub(crate) fn offering_allowed(
+    catalog: &Catalog,
+    w: &InferenceWorkload,
+    o: &Offering,
+    gpu: &GpuSpec,
+) -> bool {
+    let region_patterns: Vec<glob::Pattern> = w
+        .constraints
+        .regions
+        .iter()
+        .filter_map(|r| glob::Pattern::new(r).ok())
+        .collect();
+    let has_price =
+        o.price_per_hour.is_some() || (w.constraints.spot && o.spot_price_per_hour.is_some());
+    match constraint_failure(catalog, &w.constraints, &region_patterns, o, gpu) {
+        None => true,
+        Some((RejectReason::FractionalGpu, _)) => has_price,
+        Some(_) => false,
+    }
 }
 
 /// The offerings that pass the constraints; the others are counted in `rejected`.

@@ -33,10 +33,14 @@ pub use report::{
 use crate::calibration::Calibration;
 use crate::check::check_replica;
 use crate::workload::{InferenceWorkload, PriceTrust};
+pub(crate) use candidates::offering_allowed;
 use candidates::{passing_offerings, Candidate};
-use capacity::{evaluate_replica, CapacityContext, ReplicaOutcome, ReplicaRejection};
+pub(crate) use capacity::context_p99;
+pub(crate) use capacity::{evaluate_replica, CapacityContext};
+use capacity::{ReplicaOutcome, ReplicaRejection};
 use cost::{price_plan, Purchase};
 use gpuplan_catalog::{Catalog, GpuSpec};
+pub(crate) use launch::{max_model_len, vllm_command as replica_command};
 use rayon::prelude::*;
 use rejections::Rejections;
 use std::collections::{HashMap, HashSet};
@@ -80,7 +84,7 @@ pub fn plan(
 
 /// Squared coefficient of variation of a request's service time, from the
 /// output length's spread: p99 ≈ mean + 2.326 σ for a normal tail.
-fn service_cv2(w: &InferenceWorkload) -> f64 {
+pub(crate) fn service_cv2(w: &InferenceWorkload) -> f64 {
     ((w.output_tokens.p99 - w.output_tokens.mean) / (2.326 * w.output_tokens.mean))
         .powi(2)
         .clamp(0.0, 4.0)

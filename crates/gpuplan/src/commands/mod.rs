@@ -5,6 +5,8 @@ mod estimate;
 mod estimate_training;
 mod export;
 mod fit;
+mod mig;
+mod mig_fleet;
 mod plan;
 mod plan_summary;
 mod plan_training;
@@ -25,6 +27,7 @@ pub fn run(cli: Cli) -> CliResult {
         Command::Validate(cmd) => validate::run(&catalog, cmd),
         Command::Plan(cmd) => plan::run(&catalog, cmd),
         Command::Simulate(cmd) => simulate::run(&catalog, *cmd),
+        Command::Mig(cmd) => mig::run(&catalog, cmd),
     }
 }
 
