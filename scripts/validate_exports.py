@@ -18,6 +18,8 @@ which provides a virtualenv with the pinned tools
   parser; `resources` is checked by the schema and each cloud must be one
   SkyPilot registers. Instance types and accelerator names are not looked up:
   SkyPilot's catalog of them is downloaded from GitHub, and this runs offline.
+- mig-parted.yaml (fleets): mig-parted's v1 config structure (it is a Go tool
+  with no Python loader).
 - vllm-serve.sh and (training) train.sh: `bash -n`; a training skypilot.yaml
   has no `service` section. vllm-config.yaml: loads as a YAML mapping of flag
   names (vLLM itself is not installed here: a multi-GB CUDA package).
@@ -124,6 +126,36 @@ def check_skypilot(path):
     return errors
 
 
+def check_mig_parted(path):
+    """mig-parted's config format (NVIDIA/mig-parted pkg/mig/config): version v1,
+    named configs, each a list of device filters with mig-enabled and a map of
+    MIG profile names to counts. mig-parted is a Go tool with no Python
+    loader, so the structure is checked here."""
+    import re
+
+    config = yaml.safe_load(path.read_text())
+    errors = []
+    if config.get("version") != "v1":
+        errors.append(f"{path}: version must be v1")
+    configs = config.get("mig-configs")
+    if not isinstance(configs, dict) or not configs:
+        return errors + [f"{path}: mig-configs must be a non-empty mapping"]
+    profile = re.compile(r"^[1-7]g\.[0-9]+gb(\+me|-me|\+gfx|\+me\.all)?$")
+    for name, entries in configs.items():
+        for entry in entries:
+            if set(entry) - {"devices", "mig-enabled", "mig-devices"}:
+                errors.append(f"{path}: {name}: unknown keys {sorted(set(entry) - {'devices', 'mig-enabled', 'mig-devices'})}")
+            if entry.get("devices") != "all" and not isinstance(entry.get("devices"), list):
+                errors.append(f"{path}: {name}: devices must be 'all' or a list of indices")
+            if not isinstance(entry.get("mig-enabled"), bool):
+                errors.append(f"{path}: {name}: mig-enabled must be a boolean")
+            for prof, count in (entry.get("mig-devices") or {}).items():
+                if not profile.match(prof) or not isinstance(count, int) or count < 1:
+                    errors.append(f"{path}: {name}: bad MIG device {prof}: {count}")
+    print(f"  mig-parted v1 structure: {len(configs)} named configs")
+    return errors
+
+
 def check_engine(directory):
     errors = []
     for script in (directory / "vllm-serve.sh", directory / "train.sh"):
@@ -155,6 +187,8 @@ def main(directories):
             errors += check_k8s(directory / "k8s.yaml")
         if (directory / "skypilot.yaml").exists():
             errors += check_skypilot(directory / "skypilot.yaml")
+        if (directory / "mig-parted.yaml").exists():
+            errors += check_mig_parted(directory / "mig-parted.yaml")
         errors += check_engine(directory)
     for e in errors:
         print(f"INVALID {e}", file=sys.stderr)
