@@ -179,3 +179,26 @@ pub fn fleet(catalog: &Catalog, path: &Path) -> CliResult<gpuplan_core::Fleet> {
     let raw = gpuplan_core::parse_fleet(&name, &text, workload_format(path))?;
     Ok(raw.validate(&name, catalog)?)
 }
+
+/// Stops with bad input when the workload file declares a `kind` the verb
+/// does not take, naming the verb that does (unknown kinds fall through to
+/// the validation's own message).
+pub fn expect_kind(path: &Path, verb: &str, takes: &[&str]) -> CliResult {
+    let Some(kind) = workload_kind(path)? else {
+        return Ok(());
+    };
+    if takes.contains(&kind.as_str()) {
+        return Ok(());
+    }
+    let other = match kind.as_str() {
+        "inference" | "training" => "gpuplan plan",
+        "fleet" => "gpuplan mig",
+        _ => return Ok(()),
+    };
+    Err(CliError::bad(format!(
+        "{}: kind = \"{kind}\": `gpuplan {verb}` takes {} workloads; run `{other} {}`",
+        path.display(),
+        takes.join(" or "),
+        path.display()
+    )))
+}

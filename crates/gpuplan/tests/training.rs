@@ -268,3 +268,29 @@ fn training_exports_use_every_node_and_estimate_training_times_one_layout() {
     ]);
     assert_eq!(out.code, 2);
 }
+
+#[test]
+fn a_verb_given_another_kind_of_workload_names_the_verb_that_takes_it() {
+    for (args, hint) in [
+        (
+            vec!["simulate", "examples/training/lora-8b.toml"],
+            "gpuplan plan examples/training/lora-8b.toml",
+        ),
+        (
+            vec!["mig", "examples/training/lora-8b.toml"],
+            "gpuplan plan examples/training/lora-8b.toml",
+        ),
+        (
+            vec!["plan", "examples/fleets/fleet-12.toml"],
+            "gpuplan mig examples/fleets/fleet-12.toml",
+        ),
+    ] {
+        let out = gpuplan(&args);
+        assert_eq!(out.code, 2, "{args:?}: {}", out.stderr);
+        assert!(
+            out.stderr.contains(hint) && out.stderr.contains("kind = "),
+            "{args:?}: {}",
+            out.stderr
+        );
+    }
+}

@@ -11,6 +11,7 @@ use gpuplan_sim::{plan_verified_fleet, VerifyOptions};
 use std::path::Path;
 
 pub fn run(catalog: &Catalog, cmd: &MigCmd, path: &Path) -> CliResult {
+    load::expect_kind(path, "mig", &["fleet"])?;
     let fleet = load::fleet(catalog, path)?;
     let cal = load::calibration(cmd.calibration.as_deref())?;
     // A --gpu that is not MIG-capable is bad input, caught before simulating.

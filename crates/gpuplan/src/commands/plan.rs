@@ -88,6 +88,7 @@ pub fn run(catalog: &Catalog, cmd: PlanCmd) -> CliResult {
             cmd.workload.len()
         )));
     };
+    load::expect_kind(path, "plan", &["inference", "training"])?;
     if load::workload_kind(path)?.as_deref() == Some("training") {
         return super::plan_training::run(catalog, &cal, path, &cmd);
     }
