@@ -80,6 +80,10 @@ pub struct BenchmarkRow {
     pub async_tp: Option<bool>,
     /// The value is for the whole system (all GPUs), where stated.
     pub per_system: Option<bool>,
+    /// Scenario as stated (`offline`, `server`, `static_batch`, `burst`, ...).
+    pub scenario: String,
+    /// End-to-end p99 latency bound of a latency-bounded run, ms, where stated.
+    pub latency_p99_bound_ms: Option<f64>,
 }
 
 /// Parses a benchmark file. Every number must be in its range of
@@ -150,6 +154,8 @@ pub fn parse_benchmarks(file: &str, text: &str) -> Result<Vec<BenchmarkRow>> {
             pp_schedule: row.text("pp_schedule").to_ascii_lowercase(),
             async_tp: flag(&row, "async_tp")?,
             per_system: flag(&row, "per_system")?,
+            scenario: row.text("scenario").to_ascii_lowercase(),
+            latency_p99_bound_ms: row.opt_span("latency_p99_bound_ms", limits::BENCH_LATENCY_MS)?,
             id,
         });
     }

@@ -29,6 +29,7 @@ mod hf;
 pub mod limits;
 mod mig;
 mod model;
+mod nonllm;
 mod offering;
 mod table;
 
@@ -48,5 +49,9 @@ pub use mig::MigProfile;
 pub use model::{
     check_model, parse_parametric_gpt, ArchRules, EncoderSpec, MlaSpec, MlpType, ModelArch,
     MoeSpec, ParamBreakdown,
+};
+pub use nonllm::{
+    Component, ComponentKind, FeedForward, NonLlmCatalog, NonLlmFamily, NonLlmModel,
+    BUNDLED_NONLLM_COMPONENTS, BUNDLED_NONLLM_MODELS,
 };
 pub use offering::{find_date, import_skypilot_vms, Offering, Region, ScaleUp};

@@ -162,6 +162,9 @@ pub const MODEL_OFFICIAL_PARAMS_B: Span = Span::above(0.0, 1e5);
 
 // ---- Benchmarks (`benchmarks_*.csv`) ----
 
+/// A benchmark's p99 latency bound, ms (MLPerf's longest is SDXL's 20 s; a day is absurd).
+pub const BENCH_LATENCY_MS: Span = Span::above(0.0, 86_400_000.0);
+
 /// GPUs of one measurement (the largest published runs use ~100k GPUs).
 pub const BENCH_GPU_COUNT: Count = Count::new(1, 1 << 20);
 /// TP, PP or DP degree of one measurement.

@@ -29,6 +29,7 @@ mod layout;
 pub mod limits;
 mod memory;
 mod mig;
+pub mod nonllm;
 mod perf;
 mod plan;
 mod queueing;
@@ -94,8 +95,8 @@ pub use training_memory::{
 };
 pub use validate::{
     calibration_loss, fit_calibration, fit_training_calibration, number_after, percentile,
-    predict_inference, summarize, training_loss, validate, validate_with, ErrorSummary, Prediction,
-    ValidationReport, ValidationRow, ValidationSummary,
+    predict_inference, summarize, training_loss, validate, validate_all, validate_with,
+    ErrorSummary, Prediction, ValidationReport, ValidationRow, ValidationSummary,
 };
 pub use workload::{
     default_kv_precision, Bucket, Constraints, InferenceWorkload, PriceTrust, Pricing, RawWorkload,

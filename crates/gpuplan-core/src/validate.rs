@@ -122,13 +122,36 @@ pub fn validate_with(
     cal: &Calibration,
     training: &TrainingFactors,
 ) -> ValidationReport {
+    validate_all(
+        catalog,
+        rows,
+        cal,
+        training,
+        &crate::nonllm::bundled_factors(),
+    )
+}
+
+/// Predicts every row with the given inference, training and non-LLM
+/// (`data/nonllm_calibration.csv`) factors.
+pub fn validate_all(
+    catalog: &Catalog,
+    rows: &[BenchmarkRow],
+    cal: &Calibration,
+    training: &TrainingFactors,
+    nonllm_factors: &Calibration,
+) -> ValidationReport {
+    let nonllm = gpuplan_catalog::NonLlmCatalog::embedded().ok();
     let mut out: Vec<ValidationRow> = rows
         .iter()
         .map(|row| {
-            let prediction = match row.kind {
-                BenchmarkKind::Memory => predict_memory(catalog, row),
-                BenchmarkKind::Inference => predict_inference(catalog, row, cal),
-                BenchmarkKind::Training => predict_training(catalog, row, cal, training),
+            let other = nonllm
+                .as_ref()
+                .and_then(|n| crate::nonllm::predict_nonllm(catalog, n, row, cal, nonllm_factors));
+            let prediction = match (other, row.kind) {
+                (Some(p), _) => p,
+                (None, BenchmarkKind::Memory) => predict_memory(catalog, row),
+                (None, BenchmarkKind::Inference) => predict_inference(catalog, row, cal),
+                (None, BenchmarkKind::Training) => predict_training(catalog, row, cal, training),
             };
             let (predicted, error_pct, skipped, bound) = match prediction {
                 Ok((p, bound)) => (
@@ -381,7 +404,7 @@ fn predict_memory(catalog: &Catalog, row: &BenchmarkRow) -> Prediction {
 /// Robust loss of one row: soft-L1 on the log error with scale 0.1
 /// (quadratic below ~10% error, linear beyond, so a few odd rows cannot
 /// dominate the fit).
-fn soft_l1(log_error: f64) -> f64 {
+pub(crate) fn soft_l1(log_error: f64) -> f64 {
     const SCALE: f64 = 0.1;
     let z = (log_error / SCALE).powi(2);
     2.0 * ((1.0 + z).sqrt() - 1.0) * SCALE * SCALE
