@@ -37,6 +37,9 @@ pub struct ValidationRow {
     pub skipped: Option<String>,
     /// What limits the predicted figure (inference), if known.
     pub bound: Option<String>,
+    /// Family and scenario of a non-LLM row (`diffusion offline`, `encoder server`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub family: Option<String>,
 }
 
 /// Error statistics of a group of rows.
@@ -63,6 +66,9 @@ pub struct ValidationSummary {
     pub by_kind: BTreeMap<String, ErrorSummary>,
     /// By GPU name as written.
     pub by_gpu: BTreeMap<String, ErrorSummary>,
+    /// Non-LLM rows by family and scenario (`speech offline`, `diffusion server`).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub by_family: BTreeMap<String, ErrorSummary>,
 }
 
 /// The whole report: rows sorted worst first (skipped last) and summaries.
@@ -174,6 +180,11 @@ pub fn validate_all(
                 error_pct,
                 skipped,
                 bound,
+                family: nonllm
+                    .as_ref()
+                    .and_then(|n| n.model(&row.model))
+                    .filter(|_| row.kind != BenchmarkKind::Training)
+                    .map(|m| format!("{} {}", m.family.as_str(), row.scenario)),
             }
         })
         .collect();
@@ -205,9 +216,22 @@ pub fn validate_all(
     for g in gpus {
         by_gpu.insert(g.to_string(), summarize(out.iter().filter(|r| r.gpu == g)));
     }
+    let mut by_family = BTreeMap::new();
+    let families: std::collections::BTreeSet<&str> =
+        out.iter().filter_map(|r| r.family.as_deref()).collect();
+    for f in families {
+        by_family.insert(
+            f.to_string(),
+            summarize(out.iter().filter(|r| r.family.as_deref() == Some(f))),
+        );
+    }
     ValidationReport {
         rows: out,
-        summary: ValidationSummary { by_kind, by_gpu },
+        summary: ValidationSummary {
+            by_kind,
+            by_gpu,
+            by_family,
+        },
     }
 }
 

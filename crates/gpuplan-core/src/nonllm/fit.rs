@@ -8,8 +8,7 @@ use crate::validate::soft_l1;
 use gpuplan_catalog::{BenchmarkRow, Catalog, NonLlmCatalog};
 
 /// Robust loss (soft-L1 on the log error, as the LLM fit) of the factors over
-/// the non-LLM rows whose model belongs to `family` (all families when None),
-/// and how many rows were predicted.
+/// the given rows that are non-LLM rows, and how many were predicted.
 pub fn nonllm_loss(
     catalog: &Catalog,
     rows: &[&BenchmarkRow],
@@ -45,8 +44,16 @@ pub fn fit_nonllm_factors(
     let mut fitted = template.clone();
     // Start in the middle of each bound, then alternate one-dimensional fits
     // (the BERT length and the encoder factor share the encoder rows).
+    // A factor whose family has no row keeps the template's value.
     for f in &mut fitted.factors {
-        f.value = (f.min * f.max).sqrt();
+        let family = family_of(&f.name);
+        if rows.iter().any(|r| {
+            nonllm
+                .model(&r.model)
+                .is_some_and(|m| m.family.as_str() == family)
+        }) {
+            f.value = (f.min * f.max).sqrt();
+        }
     }
     for _round in 0..4 {
         for i in 0..fitted.factors.len() {
@@ -73,35 +80,36 @@ fn fit_one(
     fitted: &mut Calibration,
     i: usize,
 ) {
-    {
-        let family = family_of(&fitted.factors[i].name).to_string();
-        let mine: Vec<&BenchmarkRow> = rows
-            .iter()
-            .filter(|r| {
-                nonllm
-                    .model(&r.model)
-                    .is_some_and(|m| m.family.as_str() == family)
-            })
-            .collect();
-        let (lo, hi) = (fitted.factors[i].min, fitted.factors[i].max);
-        let mut loss_at = |v: f64| {
-            fitted.factors[i].value = v;
-            nonllm_loss(catalog, &mine, cal, fitted).0
-        };
-        // Golden-section search on the log of the factor.
-        let (mut a, mut b) = (lo.ln(), hi.ln());
-        let g = (5f64.sqrt() - 1.0) / 2.0;
-        for _ in 0..60 {
-            let c = b - g * (b - a);
-            let d = a + g * (b - a);
-            if loss_at(c.exp()) <= loss_at(d.exp()) {
-                b = d;
-            } else {
-                a = c;
-            }
-        }
-        let v = (0.5 * (a + b)).exp();
-        // Four decimals, as the file holds them.
-        fitted.factors[i].value = ((v * 1e4).round() / 1e4).clamp(lo, hi);
+    let family = family_of(&fitted.factors[i].name).to_string();
+    let mine: Vec<&BenchmarkRow> = rows
+        .iter()
+        .filter(|r| {
+            nonllm
+                .model(&r.model)
+                .is_some_and(|m| m.family.as_str() == family)
+        })
+        .collect();
+    if mine.is_empty() {
+        return;
     }
+    let (lo, hi) = (fitted.factors[i].min, fitted.factors[i].max);
+    let mut loss_at = |v: f64| {
+        fitted.factors[i].value = v;
+        nonllm_loss(catalog, &mine, cal, fitted).0
+    };
+    // Golden-section search on the log of the factor.
+    let (mut a, mut b) = (lo.ln(), hi.ln());
+    let g = (5f64.sqrt() - 1.0) / 2.0;
+    for _ in 0..60 {
+        let c = b - g * (b - a);
+        let d = a + g * (b - a);
+        if loss_at(c.exp()) <= loss_at(d.exp()) {
+            b = d;
+        } else {
+            a = c;
+        }
+    }
+    let v = (0.5 * (a + b)).exp();
+    // Four decimals, as the file holds them.
+    fitted.factors[i].value = ((v * 1e4).round() / 1e4).clamp(lo, hi);
 }

@@ -7,7 +7,10 @@ use crate::load;
 use gpuplan_catalog::{
     parse_benchmarks, BenchmarkKind, Catalog, BUNDLED_BENCHMARKS_DEV, BUNDLED_BENCHMARKS_DEV_2,
 };
-use gpuplan_core::{fit_calibration, fit_training_calibration, validate_with, ErrorSummary};
+use gpuplan_core::nonllm::{bundled_factors, fit_nonllm_factors};
+use gpuplan_core::{
+    fit_calibration, fit_training_calibration, validate_all, validate_with, ErrorSummary,
+};
 
 pub fn run(catalog: &Catalog, cmd: ValidateCmd) -> CliResult {
     let (name, text) = match (&cmd.benchmarks, cmd.set) {
@@ -97,7 +100,15 @@ pub fn run(catalog: &Catalog, cmd: ValidateCmd) -> CliResult {
             println!("{t}");
         }
     }
-    let report = validate_with(catalog, &rows, &cal, &training);
+    let nonllm = if cmd.fit {
+        fit_nonllm_factors(catalog, &rows, &cal, &bundled_factors())
+    } else {
+        bundled_factors()
+    };
+    let report = validate_all(catalog, &rows, &cal, &training, &nonllm);
+    if cmd.fit && !cmd.json && !report.summary.by_family.is_empty() {
+        print_factors("non-LLM factor", &nonllm);
+    }
     if cmd.json {
         return print_json(&report);
     }
@@ -140,7 +151,52 @@ pub fn run(catalog: &Catalog, cmd: ValidateCmd) -> CliResult {
     println!("{}", summary_table(report.summary.by_kind.iter()));
     println!("Summary by GPU:");
     println!("{}", summary_table(report.summary.by_gpu.iter()));
+    if !report.summary.by_family.is_empty() {
+        println!("Summary of non-LLM rows by family and scenario:");
+        println!("{}", summary_table(report.summary.by_family.iter()));
+    }
     Ok(())
+}
+
+fn print_factors(title: &str, cal: &gpuplan_core::Calibration) {
+    let mut t = table(&[title, "value", "bounds", "meaning"]);
+    for f in &cal.factors {
+        t.add_row(vec![
+            f.name.clone(),
+            format!("{:.4}", f.value),
+            format!("[{}, {}]", f.min, f.max),
+            f.meaning.clone(),
+        ]);
+    }
+    println!("{t}");
+}
+
+/// The non-LLM section of `--markdown`: error by family and scenario, and the
+/// fitted factors beside the rows they were fitted on.
+fn print_family_markdown(report: &gpuplan_core::ValidationReport) {
+    if report.summary.by_family.is_empty() {
+        return;
+    }
+    println!("| family · scenario | rows predicted | skipped | median abs error | p90 abs error | worst |");
+    println!("|---|---:|---:|---:|---:|---:|");
+    let mut predicted = 0;
+    for (f, s) in &report.summary.by_family {
+        predicted += s.n_predicted;
+        println!(
+            "| {f} | {} | {} | {}% | {}% | {}% |",
+            s.n_predicted,
+            s.n_skipped,
+            opt(s.median_abs_pct_error, 1),
+            opt(s.p90_abs_pct_error, 1),
+            opt(s.max_abs_pct_error, 1)
+        );
+    }
+    println!();
+    println!(
+        "Non-LLM rows: {predicted} predicted with {} fitted factors (`data/nonllm_calibration.csv`) on top of the LLM calibration.",
+        bundled_factors().factors.len()
+    );
+    println!();
 }
 
 fn print_markdown(report: &gpuplan_core::ValidationReport, name: &str) {
@@ -162,6 +218,7 @@ fn print_markdown(report: &gpuplan_core::ValidationReport, name: &str) {
         );
     }
     println!();
+    print_family_markdown(report);
     println!("| GPU ({file}) | rows | median abs error | worst |");
     println!("|---|---:|---:|---:|");
     for (g, s) in &report.summary.by_gpu {
