@@ -5,15 +5,22 @@
 
 mod cost;
 mod fit;
+mod plan;
 mod service;
 mod validate;
 mod work;
+mod workload;
 
 pub use cost::{bundled_factors, family_efficiency, Rates, BUNDLED_NONLLM_CALIBRATION};
 pub use fit::{fit_nonllm_factors, nonllm_loss};
+pub use plan::{launch_command, plan_nonllm, NonLlmPlan, NonLlmPlanReport, MAX_PLAN_GPUS};
 pub use service::{BatchTime, NonLlmMemory, Request, Setup, MAX_BATCH, MEMORY_USABLE_SHARE};
 pub use validate::predict_nonllm;
 pub use work::{forward, params, whisper_cross_kv, whisper_decode_step, Work};
+pub use workload::{
+    nonllm_model_of, parse_nonllm_workload, NonLlmWorkload, RawNonLlmWorkload, RawRequest,
+    WHISPER_TOKENS_PER_AUDIO_S, WHISPER_WINDOW_S,
+};
 
 #[cfg(test)]
 mod tests;

@@ -146,8 +146,13 @@ impl Setup<'_> {
                 steps,
                 guidance,
             } => {
-                // CFG runs the denoiser and text encoders on 2 prompts per image.
-                let cfg = if guidance { 2.0 } else { 1.0 };
+                // CFG runs a UNet and the text encoders on 2 prompts per image;
+                // FLUX takes guidance as an input embedding (one pass).
+                let cfg = if guidance && self.model.component(ComponentKind::Unet).is_some() {
+                    2.0
+                } else {
+                    1.0
+                };
                 for c in &self.model.components {
                     let (work, p) = forward(c, resolution_px as f64, 0.0);
                     match c.kind {
@@ -229,7 +234,11 @@ impl Setup<'_> {
                 resolution_px,
                 guidance,
                 ..
-            } => (resolution_px as f64, 0.0, if guidance { 2.0 } else { 1.0 }),
+            } => {
+                let unet = self.model.component(ComponentKind::Unet).is_some();
+                let cfg = if guidance && unet { 2.0 } else { 1.0 };
+                (resolution_px as f64, 0.0, cfg)
+            }
             Request::Text { seq_len } => (0.0, seq_len, 1.0),
             Request::Audio { .. } => (0.0, 0.0, 1.0),
         };

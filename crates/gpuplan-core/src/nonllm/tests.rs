@@ -265,3 +265,84 @@ fn catalog_rows(rows: &[gpuplan_catalog::BenchmarkRow]) -> Vec<gpuplan_catalog::
         .cloned()
         .collect()
 }
+
+fn workload(text: &str) -> crate::Result<NonLlmWorkload> {
+    parse_nonllm_workload(
+        "w.toml",
+        text,
+        crate::WorkloadFormat::Toml,
+        &Catalog::embedded().unwrap(),
+    )
+}
+
+#[test]
+fn workloads_take_their_family_units_and_reject_others() {
+    let w = workload(
+        "kind = \"inference\"\n[model]\nid = \"whisper-large-v3\"\n[request]\naudio_s = 95\n[traffic]\nrequests_per_s = 1\n",
+    )
+    .unwrap();
+    // 95 s of audio = 4 windows of 30 s, each with 30 s of speech' tokens.
+    assert_eq!(w.units_per_request, 4);
+    let Request::Audio { output_tokens, .. } = w.unit else {
+        panic!("{:?}", w.unit)
+    };
+    assert!((output_tokens - 30.0 * WHISPER_TOKENS_PER_AUDIO_S).abs() < 1e-9);
+    for (text, field) in [
+        ("[model]\nid = \"bge-small\"\n[request]\nsteps = 3\n[traffic]\nrequests_per_s = 1\n", "request.steps"),
+        ("[model]\nid = \"sdxl\"\n[request]\nresolution = 1000\n[traffic]\nrequests_per_s = 1\n", "request.resolution"),
+        ("[model]\nid = \"bge-small\"\n[request]\ntokens = 4096\n[traffic]\nrequests_per_s = 1\n", "request.tokens"),
+        ("[model]\nid = \"sdxl\"\n[traffic]\nrequests_per_s = 0\n", "traffic.requests_per_s"),
+        ("[model]\nid = \"sdxl\"\n[traffic]\nrequests_per_s = 1\n[slo]\nlatency_ms_p99 = -5\n", "slo.latency_ms_p99"),
+    ] {
+        let err = workload(&format!("kind = \"inference\"\n{text}"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains(field), "{field}: {err}");
+    }
+}
+
+#[test]
+fn a_looser_slo_never_costs_more_and_more_traffic_never_less() {
+    let catalog = Catalog::embedded().unwrap();
+    let cal = Calibration::bundled();
+    let cheapest = |latency_ms: u64, rate: f64| -> f64 {
+        let w = workload(&format!(
+            "kind = \"inference\"\n[model]\nid = \"sdxl\"\n[request]\nsteps = 20\n[traffic]\nrequests_per_s = {rate}\n[slo]\nlatency_ms_p99 = {latency_ms}\n[constraints]\nproviders = [\"aws\", \"gcp\"]\n"
+        ))
+        .unwrap();
+        plan_nonllm(&catalog, &w, &cal, 1)
+            .plans
+            .first()
+            .map_or(f64::INFINITY, |p| p.usd_per_hour)
+    };
+    let mut last = f64::INFINITY;
+    for latency in [4_000, 8_000, 15_000, 60_000] {
+        let cost = cheapest(latency, 3.0);
+        assert!(cost <= last, "{latency} ms: {cost} > {last}");
+        last = cost;
+    }
+    assert!(last.is_finite());
+    assert!(cheapest(15_000, 1.0) <= cheapest(15_000, 4.0));
+}
+
+#[test]
+fn the_example_services_plan_over_the_whole_catalog() {
+    let catalog = Catalog::embedded().unwrap();
+    let cal = Calibration::bundled();
+    for file in ["sdxl-images", "whisper-live", "rag-embeddings"] {
+        let path = format!(
+            "{}/../../examples/services/{file}.toml",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let text = std::fs::read_to_string(&path).unwrap();
+        let w = workload(&text).unwrap();
+        let started = std::time::Instant::now();
+        let report = plan_nonllm(&catalog, &w, &cal, 3);
+        assert!(!report.plans.is_empty(), "{file}: {:?}", report.rejected);
+        // Under a second even unoptimised.
+        assert!(started.elapsed().as_secs_f64() < 1.0, "{file}");
+        let best = &report.plans[0];
+        assert!(best.replicas >= 2 && best.usd_per_hour > 0.0);
+        assert!(crate::ensure_finite(&report).is_ok());
+    }
+}

@@ -34,7 +34,7 @@ use crate::calibration::Calibration;
 use crate::check::check_replica;
 use crate::workload::{InferenceWorkload, PriceTrust};
 pub(crate) use candidates::offering_allowed;
-use candidates::{passing_offerings, Candidate};
+pub(crate) use candidates::{passing_offerings, Candidate};
 pub(crate) use capacity::context_p99;
 pub(crate) use capacity::{evaluate_replica, CapacityContext};
 use capacity::{ReplicaOutcome, ReplicaRejection};
@@ -42,7 +42,7 @@ use cost::{price_plan, Purchase};
 use gpuplan_catalog::{Catalog, GpuSpec};
 pub(crate) use launch::{max_model_len, vllm_command as replica_command};
 use rayon::prelude::*;
-use rejections::Rejections;
+pub(crate) use rejections::Rejections;
 use std::collections::{HashMap, HashSet};
 
 /// Runs the search.

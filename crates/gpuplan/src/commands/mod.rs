@@ -8,6 +8,7 @@ mod fit;
 mod mig;
 mod mig_fleet;
 mod plan;
+mod plan_nonllm;
 mod plan_summary;
 mod plan_training;
 mod simulate;

@@ -89,6 +89,11 @@ pub fn run(catalog: &Catalog, cmd: PlanCmd) -> CliResult {
         )));
     };
     load::expect_kind(path, "plan", &["inference", "training"])?;
+    if gpuplan_core::nonllm::nonllm_model_of(&load::read(path)?, load::workload_format(path))
+        .is_some()
+    {
+        return super::plan_nonllm::run(catalog, &cal, path, &cmd);
+    }
     if load::workload_kind(path)?.as_deref() == Some("training") {
         return super::plan_training::run(catalog, &cal, path, &cmd);
     }

@@ -1,0 +1,85 @@
+//! `gpuplan plan` on image-generation, speech-to-text and embedding services
+//! (issue 12): the examples, the JSON contract, infeasible (exit 1) and bad
+//! input (exit 2, naming file and field).
+
+use std::process::Command;
+
+struct Out {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+fn gpuplan(args: &[&str]) -> Out {
+    let out = Command::new(env!("CARGO_BIN_EXE_gpuplan"))
+        .args(args)
+        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+        .output()
+        .expect("runs");
+    Out {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+#[test]
+fn every_service_example_plans_with_a_launch_command() {
+    for (file, engine) in [
+        ("examples/services/sdxl-images.toml", "demo_txt2img_xl.py"),
+        (
+            "examples/services/whisper-live.toml",
+            "vllm serve openai/whisper-large-v3-turbo",
+        ),
+        (
+            "examples/services/rag-embeddings.toml",
+            "text-embeddings-inference",
+        ),
+    ] {
+        let out = gpuplan(&["plan", file, "--json", "--top", "3"]);
+        assert_eq!(out.code, 0, "{file}: {}", out.stderr);
+        let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+        let plans = v["plans"].as_array().unwrap();
+        assert_eq!(plans.len(), 3, "{file}");
+        assert!(
+            plans[0]["launch"].as_str().unwrap().contains(engine),
+            "{file}"
+        );
+        assert!(
+            plans[0]["usd_per_hour"].as_f64().unwrap()
+                <= plans[2]["usd_per_hour"].as_f64().unwrap()
+        );
+        let text = gpuplan(&["plan", file]);
+        assert_eq!(text.code, 0);
+        assert!(text.stdout.contains("Launch: "), "{}", text.stdout);
+    }
+}
+
+#[test]
+fn infeasible_is_exit_1_and_bad_input_exit_2_naming_the_field() {
+    let dir = std::env::temp_dir().join(format!("gpuplan-nonllm-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let write = |name: &str, text: &str| {
+        let p = dir.join(name);
+        std::fs::write(&p, text).unwrap();
+        p.display().to_string()
+    };
+    let tight = write(
+        "tight.toml",
+        "kind = \"inference\"\n[model]\nid = \"flux.1-dev\"\n[traffic]\nrequests_per_s = 1\n[slo]\nlatency_ms_p99 = 50\n",
+    );
+    let out = gpuplan(&["plan", &tight]);
+    assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
+    assert!(out.stdout.contains("E2eSlo"), "{}", out.stdout);
+    for (name, text, field) in [
+        ("steps.toml", "kind = \"inference\"\n[model]\nid = \"bge-large\"\n[request]\nsteps = 4\n[traffic]\nrequests_per_s = 1\n", "request.steps"),
+        ("beam.toml", "kind = \"inference\"\n[model]\nid = \"whisper-small\"\n[request]\nbeam = 0\n[traffic]\nrequests_per_s = 1\n", "request.beam"),
+        ("typo.toml", "kind = \"inference\"\n[model]\nid = \"sdxl\"\n[traffic]\nrequest_per_s = 1\n", "request_per_s"),
+    ] {
+        let path = write(name, text);
+        let out = gpuplan(&["plan", &path]);
+        assert_eq!(out.code, 2, "{name}: {}", out.stderr);
+        assert!(out.stderr.contains(name) && out.stderr.contains(field), "{name}: {}", out.stderr);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
