@@ -110,6 +110,13 @@ pub fn workload_with_raw(
     Ok((validated, raw))
 }
 
+/// The image-generation, speech or encoder model `--model` names, if it names one.
+pub fn nonllm_model(id: Option<&str>) -> CliResult<Option<gpuplan_catalog::NonLlmModel>> {
+    let Some(id) = id else { return Ok(None) };
+    let catalog = gpuplan_catalog::NonLlmCatalog::embedded()?;
+    Ok(catalog.model(id).cloned())
+}
+
 /// The syntax of a workload file, from its extension.
 pub fn workload_format(path: &Path) -> WorkloadFormat {
     if path.extension().and_then(|e| e.to_str()) == Some("json") {

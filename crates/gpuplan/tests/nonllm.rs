@@ -83,3 +83,46 @@ fn infeasible_is_exit_1_and_bad_input_exit_2_naming_the_field() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn fit_answers_whether_a_non_llm_model_fits_at_each_batch() {
+    let out = gpuplan(&[
+        "fit",
+        "--model",
+        "sdxl",
+        "--gpu",
+        "L4",
+        "--precision",
+        "fp16",
+        "--json",
+    ]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(v["model"], "sdxl-base-1.0");
+    assert_eq!(v["fits"], true);
+    let max = v["max_batch"].as_u64().unwrap();
+    assert!((1..8).contains(&max), "{max}");
+    // FLUX.1-dev's 12B transformer and T5-XXL in 16 bits do not fit an L4.
+    let out = gpuplan(&[
+        "fit",
+        "--model",
+        "flux.1-dev",
+        "--gpu",
+        "L4",
+        "--precision",
+        "fp16",
+    ]);
+    assert_eq!(out.code, 1, "{}", out.stdout);
+    assert!(out.stdout.contains("DOES NOT FIT"));
+    let out = gpuplan(&[
+        "fit",
+        "--model",
+        "bge-large",
+        "--gpu",
+        "L4",
+        "--precision",
+        "fp9",
+    ]);
+    assert_eq!(out.code, 2);
+    assert!(out.stderr.contains("--precision"), "{}", out.stderr);
+}

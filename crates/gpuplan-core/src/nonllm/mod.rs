@@ -7,6 +7,7 @@ mod cost;
 mod fit;
 mod plan;
 mod service;
+mod sizing;
 mod validate;
 mod work;
 mod workload;
@@ -15,6 +16,7 @@ pub use cost::{bundled_factors, family_efficiency, Rates, BUNDLED_NONLLM_CALIBRA
 pub use fit::{fit_nonllm_factors, nonllm_loss};
 pub use plan::{launch_command, plan_nonllm, NonLlmPlan, NonLlmPlanReport, MAX_PLAN_GPUS};
 pub use service::{BatchTime, NonLlmMemory, Request, Setup, MAX_BATCH, MEMORY_USABLE_SHARE};
+pub use sizing::{default_unit, size, Sizing, SizingRow};
 pub use validate::predict_nonllm;
 pub use work::{forward, params, whisper_cross_kv, whisper_decode_step, Work};
 pub use workload::{

@@ -194,6 +194,9 @@ pub fn training_input<'a>(
 }
 
 pub fn run(catalog: &Catalog, cmd: FitCmd) -> CliResult {
+    if let Some(m) = load::nonllm_model(cmd.model.model.as_deref())? {
+        return super::fit_nonllm::run(catalog, &m, &cmd);
+    }
     let model = load::model(catalog, &cmd.model)?;
     let (gpu, precision, kv_precision) = resolve_replica(catalog, &cmd.replica)?;
     if cmd.replica.pp == 0 {

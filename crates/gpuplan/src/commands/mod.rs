@@ -5,6 +5,7 @@ mod estimate;
 mod estimate_training;
 mod export;
 mod fit;
+mod fit_nonllm;
 mod mig;
 mod mig_fleet;
 mod plan;
