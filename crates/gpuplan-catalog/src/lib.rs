@@ -30,6 +30,7 @@ pub mod limits;
 mod mig;
 mod model;
 mod nonllm;
+mod nonllm_hf;
 mod offering;
 mod table;
 
@@ -54,4 +55,5 @@ pub use nonllm::{
     Component, ComponentKind, FeedForward, NonLlmCatalog, NonLlmFamily, NonLlmModel,
     BUNDLED_NONLLM_COMPONENTS, BUNDLED_NONLLM_MODELS,
 };
+pub use nonllm_hf::{import_nonllm_config, ENCODER_MODEL_TYPES};
 pub use offering::{find_date, import_skypilot_vms, Offering, Region, ScaleUp};

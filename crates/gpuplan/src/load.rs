@@ -110,9 +110,21 @@ pub fn workload_with_raw(
     Ok((validated, raw))
 }
 
-/// The image-generation, speech or encoder model `--model` names, if it names one.
-pub fn nonllm_model(id: Option<&str>) -> CliResult<Option<gpuplan_catalog::NonLlmModel>> {
-    let Some(id) = id else { return Ok(None) };
+/// The image-generation, speech or encoder model `--model` names or
+/// `--hf-config` describes, if it is one (None for LLMs).
+pub fn nonllm_model(args: &ModelArgs) -> CliResult<Option<gpuplan_catalog::NonLlmModel>> {
+    if let Some(path) = &args.hf_config {
+        let id = args.model.clone().unwrap_or_else(|| "hf-model".to_string());
+        let text = read(path)?;
+        return Ok(gpuplan_catalog::import_nonllm_config(
+            &path.display().to_string(),
+            &text,
+            &id,
+        )?);
+    }
+    let Some(id) = &args.model else {
+        return Ok(None);
+    };
     let catalog = gpuplan_catalog::NonLlmCatalog::embedded()?;
     Ok(catalog.model(id).cloned())
 }

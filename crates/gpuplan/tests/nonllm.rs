@@ -101,7 +101,7 @@ fn fit_answers_whether_a_non_llm_model_fits_at_each_batch() {
     assert_eq!(v["model"], "sdxl-base-1.0");
     assert_eq!(v["fits"], true);
     let max = v["max_batch"].as_u64().unwrap();
-    assert!((1..8).contains(&max), "{max}");
+    assert!((1..=8).contains(&max), "{max}");
     // FLUX.1-dev's 12B transformer and T5-XXL in 16 bits do not fit an L4.
     let out = gpuplan(&[
         "fit",
@@ -125,4 +125,45 @@ fn fit_answers_whether_a_non_llm_model_fits_at_each_batch() {
     ]);
     assert_eq!(out.code, 2);
     assert!(out.stderr.contains("--precision"), "{}", out.stderr);
+}
+
+#[test]
+fn fit_imports_whisper_and_unet_configs() {
+    let dir = std::env::temp_dir().join(format!("gpuplan-nonllm-hf-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("config.json");
+    std::fs::write(
+        &path,
+        r#"{"model_type": "whisper", "d_model": 768, "encoder_layers": 12, "decoder_layers": 12,
+            "encoder_attention_heads": 12, "decoder_attention_heads": 12, "encoder_ffn_dim": 3072,
+            "decoder_ffn_dim": 3072, "num_mel_bins": 80, "vocab_size": 51865}"#,
+    )
+    .unwrap();
+    let p = path.display().to_string();
+    let out = gpuplan(&[
+        "fit",
+        "--hf-config",
+        &p,
+        "--gpu",
+        "T4",
+        "--precision",
+        "fp16",
+        "--json",
+    ]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(v["family"], "speech");
+    std::fs::write(
+        &path,
+        r#"{"_class_name": "UNet2DConditionModel", "block_out_channels": [320, 640]}"#,
+    )
+    .unwrap();
+    let out = gpuplan(&["fit", "--hf-config", &p, "--gpu", "T4"]);
+    assert_eq!(out.code, 2);
+    assert!(
+        out.stderr.contains("config.json") && out.stderr.contains("down_block_types"),
+        "{}",
+        out.stderr
+    );
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -257,8 +257,14 @@ impl Setup<'_> {
                 self.aux_precision().bytes_per_element()
             };
             weights += p * bytes;
-            // Workspace: input, output and one temporary of the largest tensor.
-            peak = peak.max(3.0 * work.peak_tensor_elems * b * cfg * 2.0);
+            // Workspace: input, output and one temporary of the largest
+            // tensor, 16-bit; the VAE decodes one latent per image (no CFG).
+            let copies = if c.kind == ComponentKind::Vae {
+                b
+            } else {
+                b * cfg
+            };
+            peak = peak.max(3.0 * work.peak_tensor_elems * copies * 2.0);
             if let (
                 ComponentKind::WhisperDecoder,
                 Request::Audio {

@@ -194,7 +194,7 @@ pub fn training_input<'a>(
 }
 
 pub fn run(catalog: &Catalog, cmd: FitCmd) -> CliResult {
-    if let Some(m) = load::nonllm_model(cmd.model.model.as_deref())? {
+    if let Some(m) = load::nonllm_model(&cmd.model)? {
         return super::fit_nonllm::run(catalog, &m, &cmd);
     }
     let model = load::model(catalog, &cmd.model)?;
