@@ -129,6 +129,23 @@ pub fn nonllm_model(args: &ModelArgs) -> CliResult<Option<gpuplan_catalog::NonLl
     Ok(catalog.model(id).cloned())
 }
 
+/// Stops with bad input when the workload file names an image-generation,
+/// speech or encoder model: `verb` models LLM engines only.
+pub fn reject_nonllm(path: &Path, verb: &str) -> CliResult {
+    let text = read(path)?;
+    match gpuplan_core::nonllm::nonllm_model_of(&text, workload_format(path)) {
+        None => Ok(()),
+        Some(m) => Err(CliError::bad(format!(
+            "{}: model `{}` is a {} model: `gpuplan {verb}` covers LLM engines only; \
+             plan it with `gpuplan plan {}` (no --summary, --export or simulation yet)",
+            path.display(),
+            m.id,
+            m.family.as_str(),
+            path.display()
+        ))),
+    }
+}
+
 /// The syntax of a workload file, from its extension.
 pub fn workload_format(path: &Path) -> WorkloadFormat {
     if path.extension().and_then(|e| e.to_str()) == Some("json") {

@@ -167,3 +167,25 @@ fn fit_imports_whisper_and_unet_configs() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn verbs_for_llm_engines_only_say_so_with_exit_2() {
+    for args in [
+        &["simulate", "examples/services/whisper-live.toml"][..],
+        &["plan", "examples/services/sdxl-images.toml", "--summary"][..],
+        &[
+            "plan",
+            "examples/services/rag-embeddings.toml",
+            "--export",
+            "k8s",
+        ][..],
+    ] {
+        let out = gpuplan(args);
+        assert_eq!(out.code, 2, "{args:?}: {}", out.stderr);
+        assert!(
+            out.stderr.contains("covers LLM engines only"),
+            "{}",
+            out.stderr
+        );
+    }
+}

@@ -92,6 +92,9 @@ pub fn run(catalog: &Catalog, cmd: PlanCmd) -> CliResult {
     if gpuplan_core::nonllm::nonllm_model_of(&load::read(path)?, load::workload_format(path))
         .is_some()
     {
+        if cmd.export.is_some() {
+            load::reject_nonllm(path, "plan --export")?;
+        }
         return super::plan_nonllm::run(catalog, &cal, path, &cmd);
     }
     if load::workload_kind(path)?.as_deref() == Some("training") {

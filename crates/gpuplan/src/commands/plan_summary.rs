@@ -17,6 +17,7 @@ pub fn run(
 ) -> CliResult {
     let mut all_training = !files.is_empty();
     for path in files {
+        crate::load::reject_nonllm(path, "plan --summary")?;
         all_training &= crate::load::workload_kind(path)?.as_deref() == Some("training");
     }
     if all_training {

@@ -27,6 +27,7 @@ const DEFAULT_REQUESTS: u64 = 100_000;
 pub fn run(catalog: &Catalog, cmd: SimulateCmd) -> CliResult {
     let cal = load::calibration(cmd.calibration.as_deref())?;
     load::expect_kind(&cmd.workload, "simulate", &["inference"])?;
+    load::reject_nonllm(&cmd.workload, "simulate")?;
     let (w, raw) = load::workload_with_raw(catalog, &cmd.workload)?;
     let histograms = Histograms {
         input: raw.traffic.input_tokens.histogram.as_deref(),
