@@ -24,6 +24,7 @@
 mod bytes;
 mod catalog;
 mod fixtures;
+mod nonllm;
 mod plan;
 mod text;
 
@@ -32,6 +33,7 @@ pub use catalog::{
     benchmarks, catalog_checkpoints, catalog_gpu_aliases, catalog_gpus, catalog_mig_profiles,
     catalog_models, catalog_offerings, catalog_regions, hf_config, parametric_model, skypilot_vms,
 };
+pub use nonllm::{nonllm_components, nonllm_hf_config, service_toml};
 pub use plan::plan_structured;
 pub use text::{
     calibration, fleet_toml, token_histogram, trace, training_toml, workload_json, workload_toml,
@@ -62,6 +64,9 @@ pub const TARGETS: &[(&str, Check)] = &[
     ("plan_structured", plan_structured),
     ("training_toml", training_toml),
     ("fleet_toml", fleet_toml),
+    ("nonllm_components", nonllm_components),
+    ("nonllm_hf_config", nonllm_hf_config),
+    ("service_toml", service_toml),
 ];
 
 /// Runs the check of the target `name` on `data`.
