@@ -64,6 +64,8 @@ impl Rates {
         cal: &Calibration,
         family_eff: f64,
     ) -> Result<Rates, String> {
+        // 4-bit weights: no diffusion/speech/encoder engine in scope runs
+        // 4-bit GEMMs, so they compute at the 16-bit rate (W4A16).
         let compute = match precision {
             Precision::Int4 | Precision::Fp4 => Precision::Fp16,
             p => p,

@@ -233,13 +233,14 @@ fn price(
         memory_gib,
         usd_per_hour,
         spot,
-        launch: launch_command(&w.model, &w.unit, precision, t.batch),
+        launch: launch_command(&w.model, gpu, &w.unit, precision, t.batch),
     })
 }
 
 /// The serving stack's command line with the settings the prediction assumed.
 pub fn launch_command(
     model: &NonLlmModel,
+    gpu: &GpuSpec,
     unit: &Request,
     precision: Precision,
     batch: u64,
@@ -269,7 +270,11 @@ pub fn launch_command(
                  --width {resolution_px} --denoising-steps {steps} --guidance-scale {} \
                  --batch-size {batch} --use-cuda-graph{}",
                 if guidance { "5.0" } else { "0.0" },
-                if precision == Precision::Fp8 { " --fp8" } else { "" },
+                if precision == Precision::Fp8 {
+                    " --fp8"
+                } else {
+                    ""
+                },
             )
         }
         // vLLM's OpenAI-compatible transcription server.
@@ -277,12 +282,29 @@ pub fn launch_command(
             "vllm serve {} --dtype {dtype} --max-num-seqs {batch}",
             model.hf_repo
         ),
-        // Hugging Face text-embeddings-inference.
+        // Hugging Face text-embeddings-inference, the image built for the GPU's architecture.
         Request::Text { seq_len } => format!(
-            "docker run --gpus all -p 8080:80 ghcr.io/huggingface/text-embeddings-inference:1.5 --model-id {} \
-             --dtype {dtype} --max-batch-tokens {}",
+            "docker run --gpus all -p 8080:80 ghcr.io/huggingface/text-embeddings-inference:{} \
+             --model-id {} --dtype {dtype} --max-batch-tokens {}",
+            tei_tag(gpu),
             model.hf_repo,
             (batch as f64 * seq_len).ceil().max(512.0) as u64
         ),
+    }
+}
+
+/// The text-embeddings-inference 1.5 image tag for a GPU architecture (its
+/// README: `turing-`, `86-` for sm86 Ampere, `89-` for Ada, `hopper-`; the
+/// plain tag is sm80 Ampere and the default).
+fn tei_tag(gpu: &GpuSpec) -> &'static str {
+    let sm80 = ["A100", "A30", "A800"]
+        .iter()
+        .any(|p| gpu.name.starts_with(p));
+    match crate::calibration::family(gpu) {
+        "Turing" => "turing-1.5",
+        "Ampere" if !sm80 => "86-1.5",
+        "Ada" => "89-1.5",
+        "Hopper" => "hopper-1.5",
+        _ => "1.5",
     }
 }
