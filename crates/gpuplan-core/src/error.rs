@@ -25,6 +25,8 @@ pub enum CoreError {
         file: String,
         /// What is wrong, where.
         message: String,
+        /// The field (`traffic.input_tokens`) when the error is inside one.
+        field: Option<String>,
     },
     /// A catalog lookup or parse failed.
     #[error(transparent)]
@@ -52,6 +54,20 @@ impl CoreError {
         CoreError::Malformed {
             file: file.into(),
             message: message.into(),
+            field: None,
+        }
+    }
+
+    /// A malformed-file error inside `field` (a dotted path).
+    pub fn malformed_at(
+        file: impl Into<String>,
+        field: impl Into<String>,
+        message: impl Into<String>,
+    ) -> Self {
+        CoreError::Malformed {
+            file: file.into(),
+            message: message.into(),
+            field: Some(field.into()),
         }
     }
 }

@@ -78,8 +78,8 @@ pub use plan::training::{
     plan_training, plan_training_framework, TrainingPlan, TrainingReport, TRAINING_PLANS_SHOWN,
 };
 pub use plan::{
-    plan, Derivation, Plan, PlanOptions, PlanReport, PriceFlag, RejectReason, Rejection,
-    SimulatedTails, Verification, BATCH_CAPS, MAX_REPLICAS,
+    plan, region_in_geo, Derivation, Plan, PlanOptions, PlanReport, PriceFlag, RejectReason,
+    Rejection, SimulatedTails, Verification, BATCH_CAPS, MAX_REPLICAS,
 };
 pub use queueing::{erlang_c, mean_wait_s, wait_probability, wait_quantile_s};
 pub use replay::{plan_replica, PlanReplica};

@@ -49,6 +49,9 @@ pub struct RawModel {
     pub id: Option<String>,
     /// Path of a Hugging Face config.json (relative to the workload file).
     pub hf_config: Option<String>,
+    /// The contents of a Hugging Face config.json, inline (what the HTTP
+    /// server takes instead of a path).
+    pub hf_config_inline: Option<serde_json::Map<String, serde_json::Value>>,
     /// Weight precisions to consider (default bf16 and fp8).
     pub precisions: Option<Vec<String>>,
     /// KV-cache precision (default: fp8 with fp8/fp4 weights, fp32 with fp32, else bf16).

@@ -46,6 +46,21 @@ pub fn workload_kind(text: &str, format: WorkloadFormat) -> Option<String> {
     }
 }
 
+/// The dotted field a parse error is in: its path, and for serde's
+/// "missing field `x`" the missing field below it.
+fn blamed_field(path: &str, msg: &str) -> Option<String> {
+    let path = if path == "." { "" } else { path };
+    let missing = msg
+        .strip_prefix("missing field `")
+        .and_then(|rest| rest.split('`').next());
+    match (path.is_empty(), missing) {
+        (true, None) => None,
+        (true, Some(m)) => Some(m.to_string()),
+        (false, None) => Some(path.to_string()),
+        (false, Some(m)) => Some(format!("{path}.{m}")),
+    }
+}
+
 /// Parses any workload document type with the same located, worded errors
 /// as [`parse_workload`].
 pub fn parse_document<T: serde::de::DeserializeOwned>(
@@ -61,7 +76,11 @@ pub fn parse_document<T: serde::de::DeserializeOwned>(
         } else {
             format!("field `{path}`: ")
         };
-        CoreError::malformed(name, format!("{line}{field}{}", in_words(msg)))
+        let message = format!("{line}{field}{}", in_words(msg));
+        match blamed_field(&path, msg) {
+            Some(f) => CoreError::malformed_at(name, f, message),
+            None => CoreError::malformed(name, message),
+        }
     };
     if format == WorkloadFormat::Json {
         let mut de = serde_json::Deserializer::from_str(text);

@@ -19,7 +19,9 @@ use std::sync::OnceLock;
 /// A core error names its file (or field) and a line or a field.
 pub(crate) fn assert_core_located(e: &CoreError, file: &str) {
     match e {
-        CoreError::Malformed { file: f, message } => {
+        CoreError::Malformed {
+            file: f, message, ..
+        } => {
             assert_eq!(f, file, "{e}");
             assert!(
                 message.contains("line ") || message.contains('`'),

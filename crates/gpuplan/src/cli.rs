@@ -200,7 +200,47 @@ pub enum Command {
     ///   gpuplan mig layouts --gpu H100 --check 3g.40gb@4,2g.20gb@2,1g.10gb@0 --json
     #[command(verbatim_doc_comment)]
     Mig(MigCmd),
+    /// Serve the planner over HTTP: a JSON API under /v1 (the same documents
+    /// as `--json`), an OpenAPI document at /openapi.json, metrics at
+    /// /metrics, and a web page at /.
+    ///
+    /// Binds to loopback unless told otherwise. Stops gracefully on SIGTERM
+    /// or Ctrl-C. The catalog flags (--catalog, --offerings, ...) apply at start.
+    ///
+    /// Examples:
+    ///   gpuplan serve                            # then open http://127.0.0.1:8080/
+    ///   gpuplan serve --addr 0.0.0.0:9000 --max-concurrent 4
+    ///   curl -s localhost:8080/v1/plan -H 'Content-Type: application/toml' --data-binary @examples/chat-70b.toml
+    #[command(verbatim_doc_comment)]
+    Serve(ServeCmd),
 }
+
+/// `gpuplan serve` settings.
+#[derive(Debug, Args)]
+pub struct ServeCmd {
+    /// Address and port to listen on.
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    pub addr: std::net::SocketAddr,
+    /// Largest request body, bytes (larger: 413).
+    #[arg(long, default_value_t = 1 << 20, value_parser = whole::<usize>(BODY_BYTES))]
+    pub body_limit: usize,
+    /// Longest a request may take, seconds (longer: 504).
+    #[arg(long, default_value_t = 30, value_parser = whole::<u64>(SECONDS))]
+    pub timeout: u64,
+    /// Plans computed at once (default: the CPU count); more requests wait, then get 503.
+    #[arg(long, value_parser = whole::<usize>(CONCURRENCY))]
+    pub max_concurrent: Option<usize>,
+    /// Calibration table (default: the bundled data/calibration.csv).
+    #[arg(long, value_name = "FILE")]
+    pub calibration: Option<PathBuf>,
+}
+
+/// `serve --body-limit`: 1 KiB to 64 MiB.
+const BODY_BYTES: Count = Count::new(1 << 10, 1 << 26);
+/// `serve --timeout`: 1 s to 1 hour.
+const SECONDS: Count = Count::new(1, 3600);
+/// `serve --max-concurrent`: 1 to 1024.
+const CONCURRENCY: Count = Count::new(1, 1024);
 
 #[derive(Debug, Args)]
 pub struct EstimateCmd {
@@ -380,6 +420,15 @@ pub enum CatalogTable {
         #[arg(long, conflicts_with_all = ["json", "provider", "kind"])]
         summary: bool,
     },
+    /// Provider regions: where each is and the `constraints.geo` codes it satisfies.
+    Regions {
+        /// Only this provider.
+        #[arg(long)]
+        provider: Option<String>,
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
     /// Model architectures.
     Models {
         /// Print JSON instead of a table.
@@ -551,6 +600,10 @@ pub struct PlanCmd {
     /// With --export: the plan to export (1 = the cheapest that passes simulation).
     #[arg(long, value_name = "N", requires = "export", allow_negative_numbers = true, value_parser = whole::<usize>(PLANS))]
     pub plan: Option<usize>,
+    /// Also write a self-contained HTML report (plans, Pareto chart, memory
+    /// bars, latency-vs-load curves, rejections, derivations) to FILE.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["summary", "export", "explain"])]
+    pub html: Option<PathBuf>,
     /// With --export: write the files into DIR (created if missing) and list them.
     #[arg(short = 'o', long = "output", value_name = "DIR", requires = "export")]
     pub output: Option<PathBuf>,

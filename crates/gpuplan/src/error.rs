@@ -18,6 +18,8 @@ pub enum CliError {
     BadInput(String),
     /// Valid input, no feasible answer; the output has already been printed.
     Infeasible,
+    /// Valid input, no feasible answer, and why (printed to stderr as is).
+    NoAnswer(String),
     /// A bug caught before it reached the output (a NaN or infinity to print).
     Internal(String),
 }
@@ -27,7 +29,7 @@ impl CliError {
     pub fn exit_code(&self) -> i32 {
         match self {
             CliError::BadInput(_) => EXIT_BAD_INPUT,
-            CliError::Infeasible | CliError::Internal(_) => EXIT_INFEASIBLE,
+            CliError::Infeasible | CliError::NoAnswer(_) | CliError::Internal(_) => EXIT_INFEASIBLE,
         }
     }
 
@@ -42,6 +44,7 @@ impl fmt::Display for CliError {
         match self {
             CliError::BadInput(m) => write!(f, "{m}"),
             CliError::Infeasible => write!(f, "no feasible answer"),
+            CliError::NoAnswer(m) => write!(f, "{m}"),
             CliError::Internal(m) => write!(
                 f,
                 "internal error: {m} (a bug in gpuplan: please report it with the command line)"
@@ -59,6 +62,16 @@ impl From<gpuplan_catalog::CatalogError> for CliError {
 impl From<gpuplan_core::CoreError> for CliError {
     fn from(e: gpuplan_core::CoreError) -> Self {
         CliError::BadInput(e.to_string())
+    }
+}
+
+impl From<gpuplan_app::AppError> for CliError {
+    fn from(e: gpuplan_app::AppError) -> Self {
+        match e.kind {
+            gpuplan_app::ErrorKind::BadInput => CliError::BadInput(e.message),
+            gpuplan_app::ErrorKind::Infeasible => CliError::NoAnswer(e.message),
+            gpuplan_app::ErrorKind::Internal => CliError::Internal(e.message),
+        }
     }
 }
 

@@ -1,58 +1,35 @@
-//! Reading user files (the I/O edge): catalog overrides, models from HF configs.
+//! Reading user files (the I/O edge), through the façade's sources: catalog
+//! overrides, workload files, models from HF configs, calibration tables.
 
 use crate::cli::{CatalogArgs, ModelArgs};
 use crate::error::{CliError, CliResult};
-use gpuplan_catalog::{
-    import_hf_config, import_skypilot_vms, Catalog, CatalogBuilder, ModelArch, TableKind,
-};
-use gpuplan_core::{parse_workload, WorkloadFormat};
+pub use gpuplan_app::workload_format;
+use gpuplan_app::{CatalogSources, WorkloadInput};
+use gpuplan_catalog::{import_hf_config, Catalog, ModelArch};
 use std::path::Path;
 
 /// Reads a file, naming it in the error.
 pub fn read(path: &Path) -> CliResult<String> {
-    std::fs::read_to_string(path)
-        .map_err(|e| CliError::bad(format!("{}: cannot read: {e}", path.display())))
+    Ok(gpuplan_app::read(path)?)
 }
 
 /// The bundled catalog with the user's overrides applied.
 pub fn catalog(args: &CatalogArgs) -> CliResult<Catalog> {
-    let mut b = CatalogBuilder::embedded()?;
-    if let Some(dir) = &args.catalog {
-        if !dir.is_dir() {
-            return Err(CliError::bad(format!(
-                "--catalog {}: not a directory (expected a folder with any of gpus.csv, cloud_offerings.csv, models.csv ...)",
-                dir.display()
-            )));
-        }
-        let mut found = 0;
-        for kind in TableKind::ALL {
-            let path = dir.join(kind.file_name());
-            if path.exists() {
-                b.extend(kind, &path.display().to_string(), &read(&path)?)?;
-                found += 1;
-            }
-        }
-        if found == 0 {
-            return Err(CliError::bad(format!(
-                "--catalog {}: contains none of gpus.csv, gpu_aliases.csv, mig_profiles.csv, cloud_offerings.csv, regions.csv, models.csv, checkpoints.csv",
-                dir.display()
-            )));
-        }
+    Ok(gpuplan_app::load_catalog(&catalog_sources(args))?)
+}
+
+/// The catalog override files the flags name.
+pub fn catalog_sources(args: &CatalogArgs) -> CatalogSources {
+    CatalogSources {
+        dir: args.catalog.clone(),
+        gpus: args.gpus.clone(),
+        offerings: args.offerings.clone(),
+        models: args.models.clone(),
+        skypilot_vms: match (&args.skypilot_vms, &args.skypilot_provider) {
+            (Some(path), Some(provider)) => Some((path.clone(), provider.clone())),
+            _ => None,
+        },
     }
-    for (path, kind) in [
-        (&args.gpus, TableKind::Gpus),
-        (&args.offerings, TableKind::Offerings),
-        (&args.models, TableKind::Models),
-    ] {
-        if let Some(path) = path {
-            b.extend(kind, &path.display().to_string(), &read(path)?)?;
-        }
-    }
-    if let (Some(path), Some(provider)) = (&args.skypilot_vms, &args.skypilot_provider) {
-        let rows = import_skypilot_vms(&path.display().to_string(), &read(path)?, provider)?;
-        b.replace_provider_offerings(provider, rows);
-    }
-    Ok(b.build()?)
 }
 
 /// The model named by `--model` or built from `--hf-config`.
@@ -89,25 +66,12 @@ pub fn calibration(path: Option<&Path>) -> CliResult<gpuplan_core::Calibration> 
 }
 
 /// Reads and validates a workload file, and keeps the shape as written
-/// (the simulator samples token lengths from its histograms, which the
-/// validated workload reduces to mean and p99).
+/// (the simulator samples token lengths from its histograms).
 pub fn workload_with_raw(
     catalog: &Catalog,
     path: &Path,
 ) -> CliResult<(gpuplan_core::InferenceWorkload, gpuplan_core::RawWorkload)> {
-    let text = read(path)?;
-    let name = path.display();
-    let raw = parse_workload(&name.to_string(), &text, workload_format(path))?;
-    let hf_model = hf_model(
-        path,
-        raw.model.hf_config.as_deref(),
-        raw.model.id.as_deref(),
-    )?;
-    let validated = raw
-        .clone()
-        .validate(catalog, hf_model)
-        .map_err(|e| CliError::bad(format!("{name}: {e}")))?;
-    Ok((validated, raw))
+    Ok(WorkloadInput::from_file(path)?.inference(catalog)?)
 }
 
 /// The image-generation, speech or encoder model `--model` names or
@@ -146,20 +110,10 @@ pub fn reject_nonllm(path: &Path, verb: &str) -> CliResult {
     }
 }
 
-/// The syntax of a workload file, from its extension.
-pub fn workload_format(path: &Path) -> WorkloadFormat {
-    if path.extension().and_then(|e| e.to_str()) == Some("json") {
-        WorkloadFormat::Json
-    } else {
-        WorkloadFormat::Toml
-    }
-}
-
 /// The `kind` a workload file declares (None when unreadable as a table; the
 /// full parse then names the error).
 pub fn workload_kind(path: &Path) -> CliResult<Option<String>> {
-    let text = read(path)?;
-    Ok(gpuplan_core::workload_kind(&text, workload_format(path)))
+    Ok(WorkloadInput::from_file(path)?.kind())
 }
 
 /// Reads and validates a training workload file.
@@ -167,17 +121,7 @@ pub fn training_workload(
     catalog: &Catalog,
     path: &Path,
 ) -> CliResult<gpuplan_core::training::TrainingWorkload> {
-    let text = read(path)?;
-    let name = path.display().to_string();
-    let raw: gpuplan_core::training::RawTrainingWorkload =
-        gpuplan_core::parse_document(&name, &text, workload_format(path))?;
-    let hf_model = hf_model(
-        path,
-        raw.model.hf_config.as_deref(),
-        raw.model.id.as_deref(),
-    )?;
-    raw.validate(catalog, hf_model)
-        .map_err(|e| CliError::bad(format!("{name}: {e}")))
+    Ok(WorkloadInput::from_file(path)?.training(catalog)?)
 }
 
 /// The training calibration table: the user's file or the bundled one.
@@ -189,31 +133,9 @@ pub fn training_factors(path: Option<&Path>) -> CliResult<gpuplan_core::training
     }
 }
 
-/// The model a workload's `model.hf_config` names (relative to the workload
-/// file), read and imported with `model.id` as its id.
-fn hf_model(
-    workload: &Path,
-    hf_config: Option<&str>,
-    id: Option<&str>,
-) -> CliResult<Option<gpuplan_catalog::ModelArch>> {
-    let Some(rel) = hf_config else {
-        return Ok(None);
-    };
-    let p = workload.parent().unwrap_or(Path::new(".")).join(rel);
-    let id = id.unwrap_or("hf-model");
-    Ok(Some(import_hf_config(
-        &p.display().to_string(),
-        &read(&p)?,
-        id,
-    )?))
-}
-
 /// Reads and validates a fleet workload file (`kind = "fleet"`).
 pub fn fleet(catalog: &Catalog, path: &Path) -> CliResult<gpuplan_core::Fleet> {
-    let text = read(path)?;
-    let name = path.display().to_string();
-    let raw = gpuplan_core::parse_fleet(&name, &text, workload_format(path))?;
-    Ok(raw.validate(&name, catalog)?)
+    Ok(WorkloadInput::from_file(path)?.fleet(catalog)?)
 }
 
 /// Stops with bad input when the workload file declares a `kind` the verb

@@ -28,6 +28,10 @@ fn main() {
     let code = match commands::run(cli) {
         Ok(()) => EXIT_OK,
         Err(CliError::Infeasible) => error::EXIT_INFEASIBLE,
+        Err(CliError::NoAnswer(message)) => {
+            let _ = writeln!(std::io::stderr(), "{message}");
+            error::EXIT_INFEASIBLE
+        }
         Err(e) => {
             let _ = writeln!(std::io::stderr(), "error: {e}");
             e.exit_code()

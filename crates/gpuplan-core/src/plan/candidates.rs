@@ -35,6 +35,19 @@ pub(crate) struct ReplicaKey {
     pub layout: Layout,
 }
 
+/// Whether region `r` lies in geography `code` (one of [`crate::GEO_CODES`]):
+/// EU and EEA by membership, EUROPE and the other continents by continent,
+/// US by country.
+pub fn region_in_geo(r: &gpuplan_catalog::Region, code: &str) -> bool {
+    match code {
+        "EU" => r.eu,
+        "EEA" => r.eea,
+        "EUROPE" => r.continent == "EU",
+        "US" => r.country == "US",
+        other => r.continent == other,
+    }
+}
+
 /// Whether the offering's region satisfies the residency constraint.
 fn residency_ok(catalog: &Catalog, c: &Constraints, o: &Offering) -> bool {
     if c.geo.is_empty() && c.countries.is_empty() {
@@ -46,13 +59,7 @@ fn residency_ok(catalog: &Catalog, c: &Constraints, o: &Offering) -> bool {
     if r.country.is_empty() {
         return false;
     }
-    let geo_ok = c.geo.iter().any(|g| match g.as_str() {
-        "EU" => r.eu,
-        "EEA" => r.eea,
-        "EUROPE" => r.continent == "EU",
-        "US" => r.country == "US",
-        other => r.continent == other,
-    });
+    let geo_ok = c.geo.iter().any(|g| region_in_geo(r, g));
     let country_ok = c.countries.is_empty() || c.countries.contains(&r.country);
     (c.geo.is_empty() || geo_ok) && country_ok
 }

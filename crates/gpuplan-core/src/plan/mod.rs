@@ -21,6 +21,7 @@ mod report;
 pub mod training;
 pub mod training_launch;
 
+pub use candidates::region_in_geo;
 pub(crate) use candidates::ReplicaKey;
 pub(crate) use capacity::replica_spec;
 pub use capacity::BATCH_CAPS;

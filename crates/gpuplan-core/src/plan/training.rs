@@ -136,7 +136,7 @@ fn checkpoint_bytes_per_param(optimizer: Optimizer) -> f64 {
 }
 
 /// The shape of a candidate cluster: evaluated once for every region and price.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 struct ShapeKey {
     gpu: String,
     gpus_per_node: u32,
@@ -269,7 +269,7 @@ fn fastest_layouts(
     factors: &TrainingFactors,
     rejected: &mut Rejections,
 ) -> (HashMap<ShapeKey, LayoutChoice>, usize) {
-    let evaluated: Vec<(ShapeKey, Result<LayoutChoice, String>)> = shapes
+    let mut evaluated: Vec<(ShapeKey, Result<LayoutChoice, String>)> = shapes
         .par_iter()
         .map(|(key, (cand, fabric))| {
             let hw = Hardware {
@@ -290,6 +290,9 @@ fn fastest_layouts(
             (key.clone(), choice)
         })
         .collect();
+    // In shape order, not the hash map's (which differs run to run), so the
+    // rejection example is the same every time.
+    evaluated.sort_by(|a, b| a.0.cmp(&b.0));
     let layouts_evaluated = evaluated.len();
     let choices: HashMap<ShapeKey, LayoutChoice> = evaluated
         .into_iter()

@@ -52,6 +52,9 @@ pub struct RawTrainingModel {
     pub id: Option<String>,
     /// Path of a Hugging Face config.json (relative to the workload file).
     pub hf_config: Option<String>,
+    /// The contents of a Hugging Face config.json, inline (what the HTTP
+    /// server takes instead of a path).
+    pub hf_config_inline: Option<serde_json::Map<String, serde_json::Value>>,
 }
 
 /// `[training]`.

@@ -2,7 +2,7 @@
 
 use super::{opt, print_json, table, truncate};
 use crate::cli::{CatalogCmd, CatalogTable};
-use crate::error::{CliError, CliResult};
+use crate::error::CliResult;
 use gpuplan_catalog::{Anomaly, AnomalyKind, Catalog};
 use serde::Serialize;
 
@@ -33,6 +33,7 @@ pub fn run(catalog: &Catalog, cmd: CatalogCmd) -> CliResult {
             ..
         } => anomalies(catalog, provider, kind, json),
         CatalogTable::Models { json } => models(catalog, json),
+        CatalogTable::Regions { provider, json } => regions(catalog, provider, json),
     }
 }
 
@@ -97,21 +98,7 @@ fn anomalies(
     kind: Option<AnomalyKind>,
     json: bool,
 ) -> CliResult {
-    let provider = provider.map(|p| p.to_ascii_lowercase());
-    if let Some(p) = &provider {
-        if !catalog.providers().contains(p) {
-            return Err(CliError::bad(format!(
-                "--provider: unknown provider `{p}`; expected one of {}",
-                catalog.providers().join(", ")
-            )));
-        }
-    }
-    let rows: Vec<&Anomaly> = catalog
-        .anomalies()
-        .iter()
-        .filter(|a| provider.as_ref().is_none_or(|p| &a.provider == p))
-        .filter(|a| kind.is_none_or(|k| a.kind == k))
-        .collect();
+    let rows = gpuplan_app::catalog::anomalies(catalog, provider.as_deref(), kind)?;
     if json {
         return print_json(&rows);
     }
@@ -168,17 +155,7 @@ fn anomalies(
 }
 
 fn gpus(catalog: &Catalog, filter: Option<String>, json: bool) -> CliResult {
-    let f = filter.unwrap_or_default().to_ascii_lowercase();
-    let rows: Vec<_> = catalog
-        .gpus()
-        .iter()
-        .filter(|g| {
-            f.is_empty()
-                || g.name.to_ascii_lowercase().contains(&f)
-                || g.vendor.to_ascii_lowercase().contains(&f)
-                || g.architecture.to_ascii_lowercase().contains(&f)
-        })
-        .collect();
+    let rows = gpuplan_app::catalog::gpus(catalog, filter.as_deref());
     if json {
         return print_json(&rows);
     }
@@ -222,40 +199,13 @@ fn offerings(
     limit: usize,
     json: bool,
 ) -> CliResult {
-    let gpu_name = match gpu {
-        Some(g) => Some(
-            catalog
-                .gpu(&g)
-                .map_err(|e| CliError::bad(format!("--gpu: {e}")))?
-                .name
-                .clone(),
-        ),
-        None => None,
+    let filter = gpuplan_app::catalog::OfferingFilter {
+        gpu,
+        provider,
+        region,
+        limit: Some(limit),
     };
-    let provider = provider.map(|p| p.to_ascii_lowercase());
-    if let Some(p) = &provider {
-        if !catalog.providers().contains(p) {
-            return Err(CliError::bad(format!(
-                "--provider: unknown provider `{p}`; expected one of {}",
-                catalog.providers().join(", ")
-            )));
-        }
-    }
-    let pattern = match region {
-        Some(r) => Some(
-            glob::Pattern::new(&r)
-                .map_err(|e| CliError::bad(format!("--region `{r}`: not a valid glob: {e}")))?,
-        ),
-        None => None,
-    };
-    let rows: Vec<_> = catalog
-        .offerings()
-        .iter()
-        .filter(|o| gpu_name.as_ref().is_none_or(|g| o.gpu.as_ref() == Some(g)))
-        .filter(|o| provider.as_ref().is_none_or(|p| &o.provider == p))
-        .filter(|o| pattern.as_ref().is_none_or(|p| p.matches(&o.region)))
-        .take(if limit == 0 { usize::MAX } else { limit })
-        .collect();
+    let rows = gpuplan_app::catalog::offerings(catalog, &filter)?;
     if json {
         return print_json(&rows);
     }
@@ -325,26 +275,9 @@ fn unresolved_list(catalog: &Catalog, json: bool) -> CliResult {
     Ok(())
 }
 
-#[derive(Serialize)]
-struct ModelRow<'a> {
-    #[serde(flatten)]
-    model: &'a gpuplan_catalog::ModelArch,
-    total_params: u64,
-    active_params: u64,
-}
-
 fn models(catalog: &Catalog, json: bool) -> CliResult {
     if json {
-        let rows: Vec<_> = catalog
-            .models()
-            .iter()
-            .map(|m| ModelRow {
-                model: m,
-                total_params: m.params().total(),
-                active_params: m.params().active(),
-            })
-            .collect();
-        return print_json(&rows);
+        return print_json(&gpuplan_app::catalog::models(catalog));
     }
     let mut t = table(&[
         "model",
@@ -383,5 +316,28 @@ fn models(catalog: &Catalog, json: bool) -> CliResult {
         ]);
     }
     println!("{t}");
+    Ok(())
+}
+
+fn regions(catalog: &Catalog, provider: Option<String>, json: bool) -> CliResult {
+    let rows = gpuplan_app::catalog::regions(catalog, provider.as_deref())?;
+    if json {
+        return print_json(&rows);
+    }
+    let mut t = table(&["provider", "region", "location", "country", "geo"]);
+    for r in &rows {
+        t.add_row(vec![
+            r.provider.to_string(),
+            r.region.to_string(),
+            r.location.to_string(),
+            r.country.to_string(),
+            r.geo.join(" "),
+        ]);
+    }
+    println!("{t}");
+    println!(
+        "{} regions; geo lists the `constraints.geo` codes each satisfies.",
+        rows.len()
+    );
     Ok(())
 }

@@ -1,63 +1,22 @@
 //! `gpuplan estimate`: one replica's TTFT, TPOT and throughput.
 
-use super::fit::{check, flag_spelling, replica_layout, resolve_replica};
+use super::fit::replica_request;
 use super::{check_finite, print_json, table};
 use crate::cli::EstimateCmd;
 use crate::error::{CliError, CliResult};
 use crate::load;
-use gpuplan_catalog::{Catalog, Precision};
-use gpuplan_core::{
-    estimate, inference_memory, Bound, EngineLimits, MemoryBreakdown, ReplicaSpec, Spelling,
-};
-use serde::Serialize;
-
-/// The memory block, as `fit --json` reports it.
-#[derive(Serialize)]
-struct MemoryBlock {
-    fits: bool,
-    gpu: String,
-    gpu_memory_gib: f64,
-    budget_gib: f64,
-    per_gpu: MemoryBreakdown,
-    kv_cache_bytes_per_token: f64,
-    kv_cache_tokens: u64,
-    max_concurrent_sequences: u64,
-}
-
-/// The `estimate --json` document (field names are a contract).
-#[derive(Serialize)]
-struct EstimateReport {
-    model: String,
-    gpu: String,
-    gpu_count: u32,
-    tp: u32,
-    pp: u32,
-    precision: Precision,
-    kv_precision: Precision,
-    input_len: u64,
-    output_len: u64,
-    ttft_ms: f64,
-    tpot_ms: f64,
-    e2e_ms: f64,
-    output_tokens_per_s: f64,
-    output_tokens_per_s_per_gpu: f64,
-    requests_per_s: f64,
-    concurrency: f64,
-    max_concurrency: f64,
-    prefill_bound: Bound,
-    decode_bound: Bound,
-    concurrency_bound: Option<Bound>,
-    calibrated: bool,
-    memory: MemoryBlock,
-}
+use gpuplan_app::{run_estimate, EstimateOutcome, EstimateRequest, FieldNames};
+use gpuplan_catalog::Catalog;
 
 pub fn run(catalog: &Catalog, cmd: EstimateCmd) -> CliResult {
     if cmd.training {
         return super::estimate_training::run(catalog, &cmd);
     }
     let model = load::model(catalog, &cmd.model)?;
-    let (gpu, precision, kv_precision) = resolve_replica(catalog, &cmd.replica)?;
-    let layout = replica_layout(cmd.replica.count, cmd.replica.tp, cmd.replica.pp)?;
+    let model_request = gpuplan_app::ModelRequest {
+        id: Some(model.id.clone()),
+        hf_config_inline: None,
+    };
     // clap requires both without --training.
     let (Some(input_len), Some(output_len)) = (cmd.input_len, cmd.output_len) else {
         return Err(CliError::bad(
@@ -65,88 +24,41 @@ pub fn run(catalog: &Catalog, cmd: EstimateCmd) -> CliResult {
         ));
     };
     let cal = load::calibration(cmd.calibration.as_deref())?;
-    let limits = EngineLimits {
-        memory_utilization: cmd.memory_utilization,
-        max_batched_tokens: cmd.max_batched_tokens,
+    let request = EstimateRequest {
+        model: model_request,
+        replica: replica_request(&cmd.replica),
+        input_len,
+        output_len,
+        concurrency: cmd.concurrency,
         max_num_seqs: cmd.max_num_seqs,
+        max_batched_tokens: cmd.max_batched_tokens,
+        memory_utilization: cmd.memory_utilization,
     };
-    // Both lengths are at most 2^27 (clap), so their sum cannot overflow.
-    let spec = ReplicaSpec {
-        model: &model,
-        gpu,
-        precision,
-        kv_precision,
-        layout,
-        limits,
-        context_len: input_len + output_len,
-        spelling: Spelling {
-            context: "--input-len + --output-len",
-            ..flag_spelling(&cmd.replica)
-        },
-    };
-    let checked = check(catalog, &spec, cmd.replica.variant)?;
-    let memory = inference_memory(&checked.memory_input())?;
-    let block = MemoryBlock {
-        fits: memory.fits,
-        gpu: gpu.name.clone(),
-        gpu_memory_gib: memory.gpu_memory_gib,
-        budget_gib: memory.budget_gib,
-        per_gpu: memory.per_gpu,
-        kv_cache_bytes_per_token: memory.kv_cache_bytes_per_token,
-        kv_cache_tokens: memory.kv_cache_tokens,
-        max_concurrent_sequences: memory.max_concurrent_sequences,
-    };
-    if !memory.fits {
-        if cmd.json {
-            print_json(
-                &serde_json::json!({ "fits": false, "reason": memory.reason, "memory": block }),
-            )?;
-        } else {
-            println!("DOES NOT FIT: {}", memory.reason.unwrap_or_default());
+    let report = match run_estimate(catalog, &cal, Some(&model), &request, &FieldNames::FLAGS)? {
+        EstimateOutcome::Estimated(report) => report,
+        EstimateOutcome::DoesNotFit(d) => {
+            if cmd.json {
+                print_json(&d)?;
+            } else {
+                println!("DOES NOT FIT: {}", d.reason.unwrap_or_default());
+            }
+            return Err(CliError::Infeasible);
         }
-        return Err(CliError::Infeasible);
-    }
-    let dep = checked.deployment(&cal)?;
-    let e = estimate(
-        &dep,
-        &memory,
-        input_len,
-        output_len,
-        cmd.concurrency,
-        cmd.max_num_seqs,
-        cmd.max_batched_tokens,
-    )?;
-    let report = EstimateReport {
-        model: model.id.clone(),
-        gpu: gpu.name.clone(),
-        gpu_count: layout.gpus(),
-        tp: layout.tp,
-        pp: layout.pp,
-        precision,
-        kv_precision,
-        input_len,
-        output_len,
-        ttft_ms: e.ttft_ms,
-        tpot_ms: e.tpot_ms,
-        e2e_ms: e.e2e_ms,
-        output_tokens_per_s: e.output_tokens_per_s,
-        output_tokens_per_s_per_gpu: e.output_tokens_per_s_per_gpu,
-        requests_per_s: e.requests_per_s,
-        concurrency: e.concurrency,
-        max_concurrency: e.max_concurrency,
-        prefill_bound: e.prefill_bound,
-        decode_bound: e.decode_bound,
-        concurrency_bound: e.concurrency_bound,
-        calibrated: e.calibrated,
-        memory: block,
     };
     if cmd.json {
         return print_json(&report);
     }
+    let (e, memory, layout, precision, kv_precision) = (
+        &report,
+        &report.memory,
+        (report.tp, report.pp),
+        report.precision,
+        report.kv_precision,
+    );
     check_finite(&report)?;
     println!(
         "{} on {} × {} [TP{} × PP{}], {} weights, {} KV cache; {input_len} in / {output_len} out tokens",
-        report.model, report.gpu_count, report.gpu, layout.tp, layout.pp, precision, kv_precision
+        report.model, report.gpu_count, report.gpu, layout.0, layout.1, precision, kv_precision
     );
     let c_note = match e.concurrency_bound {
         Some(b) => format!(
@@ -192,7 +104,11 @@ pub fn run(catalog: &Catalog, cmd: EstimateCmd) -> CliResult {
         memory.per_gpu.weights_gib, memory.per_gpu.kv_cache_gib, memory.kv_cache_tokens
     );
     if !e.calibrated {
-        println!("Note: no calibration data for the {} family; efficiencies are extrapolated from other GPUs.", gpu.architecture);
+        let family = catalog
+            .gpu(&report.gpu)
+            .map(|g| g.architecture.clone())
+            .unwrap_or_default();
+        println!("Note: no calibration data for the {family} family; efficiencies are extrapolated from other GPUs.");
     }
     Ok(())
 }

@@ -4,45 +4,49 @@ use super::{check_finite, print_json, table};
 use crate::cli::{FitCmd, MethodArg, RecomputeArg, ReplicaArgs, TrainingArgs};
 use crate::error::{CliError, CliResult};
 use crate::load;
-use gpuplan_catalog::{Catalog, Precision, Variant};
-use gpuplan_core::{
-    check_replica, inference_memory, limits, training_memory, CheckedReplica, EngineLimits,
-    FineTuneMethod, Layout, MemoryBreakdown, Optimizer, PipelineSchedule, Recompute, ReplicaSpec,
-    Spelling, TrainingMemoryInput,
+use gpuplan_app::{
+    FieldNames, FitReport, FitRequest, Method, RecomputeRequest, ReplicaRequest, TrainingRequest,
 };
-use serde::Serialize;
+use gpuplan_catalog::{Catalog, Precision, Variant};
+use gpuplan_core::{CheckedReplica, Layout, ReplicaSpec, Spelling, TrainingMemoryInput};
 
-/// The `fit --json` document (field names are a contract).
-#[derive(Serialize)]
-pub struct FitReport {
-    pub fits: bool,
-    mode: &'static str,
-    model: String,
-    gpu: String,
-    gpu_count: u32,
-    tp: u32,
-    pp: u32,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    dp: Option<u32>,
-    precision: Precision,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    kv_precision: Option<Precision>,
-    gpu_memory_gib: f64,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    budget_gib: Option<f64>,
-    per_gpu: MemoryBreakdown,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    kv_cache_bytes_per_token: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    kv_cache_tokens: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    context_len: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    max_concurrent_sequences: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    trainable_params: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    reason: Option<String>,
+/// The façade's replica request from the flags.
+pub fn replica_request(args: &ReplicaArgs) -> ReplicaRequest {
+    ReplicaRequest {
+        gpu: args.gpu.clone(),
+        count: args.count,
+        tp: args.tp,
+        pp: args.pp,
+        precision: args.precision.clone(),
+        kv_precision: args.kv_precision.clone(),
+        variant: args.variant,
+    }
+}
+
+/// The façade's training request from the flags.
+pub fn training_request(t: &TrainingArgs) -> TrainingRequest {
+    TrainingRequest {
+        dp: t.dp,
+        zero: t.zero,
+        micro_batch: t.micro_batch,
+        micro_batches: t.micro_batches,
+        seq_len: t.seq_len,
+        recompute: match t.recompute {
+            RecomputeArg::None => RecomputeRequest::None,
+            RecomputeArg::Selective => RecomputeRequest::Selective,
+            RecomputeArg::Full => RecomputeRequest::Full,
+        },
+        method: match t.method {
+            MethodArg::Full => Method::Full,
+            MethodArg::Lora => Method::Lora,
+            MethodArg::Qlora => Method::Qlora,
+        },
+        lora_rank: t.lora_rank,
+        lora_attention_only: t.lora_attention_only,
+        adam_8bit: t.adam_8bit,
+        fused_loss: t.fused_loss,
+        async_tp: t.async_tp,
+    }
 }
 
 /// The GPU and precisions named by the replica flags.
@@ -50,72 +54,44 @@ pub fn resolve_replica<'a>(
     catalog: &'a Catalog,
     args: &ReplicaArgs,
 ) -> CliResult<(&'a gpuplan_catalog::GpuSpec, Precision, Precision)> {
-    let gpu = catalog
-        .gpu(&args.gpu)
-        .map_err(|e| CliError::bad(format!("--gpu: {e}")))?;
-    let precision = precision_arg("--precision", &args.precision)?;
-    let kv_precision = kv_precision_arg(args.kv_precision.as_deref(), precision)?;
-    Ok((gpu, precision, kv_precision))
+    Ok(replica_request(args).resolve(catalog, &FieldNames::FLAGS)?)
 }
 
-/// The replica as vLLM would serve it ([`check_replica`], the one
-/// validation layer every verb asks); every violation is bad input, one per line.
+/// The replica as vLLM would serve it (the one validation layer every verb asks).
 pub fn check<'a>(
     catalog: &Catalog,
     spec: &ReplicaSpec<'a>,
     variant: Variant,
 ) -> CliResult<CheckedReplica<'a>> {
-    check_replica(spec, catalog, variant).map_err(|violations| {
-        let lines: Vec<String> = violations.iter().map(|v| v.to_string()).collect();
-        CliError::bad(lines.join("\nerror: "))
-    })
+    Ok(gpuplan_app::check(catalog, spec, variant)?)
 }
 
 /// How `fit` and `estimate` name a replica's fields: the flags, with a TP
 /// degree that `--count` implied named as such.
 pub fn flag_spelling(args: &ReplicaArgs) -> Spelling {
-    Spelling {
-        tp: if args.tp.is_some() {
-            "--tp"
-        } else {
-            "--tp (implied by --count / --pp)"
-        },
-        ..Spelling::FLAGS
-    }
+    replica_request(args).spelling(&FieldNames::FLAGS)
 }
 
 /// The replica layout from --count/--tp/--pp.
 pub fn replica_layout(count: Option<u32>, tp: Option<u32>, pp: u32) -> CliResult<Layout> {
-    if pp == 0 {
-        return Err(CliError::bad("--pp 0: expected a whole number >= 1"));
-    }
-    let count = count.unwrap_or(tp.unwrap_or(1) * pp);
-    let tp = tp.unwrap_or(count / pp);
-    if tp == 0 || tp * pp != count {
-        return Err(CliError::bad(format!(
-            "--count {count}: an inference replica must have tp × pp = count GPUs (tp {tp}, pp {pp}); use --tp/--pp to split {count} GPUs"
-        )));
-    }
-    Ok(Layout { tp, pp })
-}
-
-/// The KV precision flag, defaulting to FP8 with FP8/FP4 weights and BF16 otherwise.
-pub fn kv_precision_arg(value: Option<&str>, weights: Precision) -> CliResult<Precision> {
-    match value {
-        Some(p) => precision_arg("--kv-precision", p),
-        None => Ok(gpuplan_core::default_kv_precision(weights)),
-    }
+    let request = ReplicaRequest {
+        gpu: String::new(),
+        count,
+        tp,
+        pp,
+        precision: String::new(),
+        kv_precision: None,
+        variant: Variant::default(),
+    };
+    Ok(request.inference_layout(&FieldNames::FLAGS)?)
 }
 
 /// Parses a precision flag.
 pub fn precision_arg(flag: &str, value: &str) -> CliResult<Precision> {
-    value
-        .parse::<Precision>()
-        .map_err(|e| CliError::bad(format!("{flag}: {e}")))
+    Ok(gpuplan_app::parse_precision(flag, value)?)
 }
 
-/// The training job the `--training` flags describe, and the GPU count:
-/// TP × PP × DP must equal --count (formed in u64: it can exceed u32).
+/// The training job the `--training` flags describe, and the GPU count.
 pub fn training_input<'a>(
     model: &'a gpuplan_catalog::ModelArch,
     gpu: &'a gpuplan_catalog::GpuSpec,
@@ -123,74 +99,14 @@ pub fn training_input<'a>(
     replica: &ReplicaArgs,
     t: &TrainingArgs,
 ) -> CliResult<(TrainingMemoryInput<'a>, u32)> {
-    let tp = replica.tp.unwrap_or(1);
-    let pp = replica.pp;
-    if pp == 0 {
-        return Err(CliError::bad("--pp 0: expected a whole number >= 1"));
-    }
-    let dp = match (t.dp, replica.count) {
-        (Some(dp), _) => dp,
-        (None, Some(count)) => count / (tp * pp).max(1),
-        (None, None) => 1,
-    };
-    let product = u64::from(tp) * u64::from(pp) * u64::from(dp);
-    let count = match replica.count {
-        Some(count) => count,
-        None => u32::try_from(product)
-            .ok()
-            .filter(|c| limits::GPUS.contains(u64::from(*c)))
-            .ok_or_else(|| {
-                CliError::bad(format!(
-                    "--tp {tp} --pp {pp} --dp {dp}: tp × pp × dp = {product} GPUs: expected {}",
-                    limits::GPUS.describe()
-                ))
-            })?,
-    };
-    if dp == 0 || product != u64::from(count) {
-        return Err(CliError::bad(format!(
-            "--count {count}: must equal tp × pp × dp = {tp} × {pp} × {dp}"
-        )));
-    }
-    if t.lora_rank == 0 {
-        return Err(CliError::bad("--lora-rank 0: expected a whole number >= 1"));
-    }
-    let method = match t.method {
-        MethodArg::Full => FineTuneMethod::Full,
-        MethodArg::Lora => FineTuneMethod::Lora {
-            rank: t.lora_rank,
-            all_linear: !t.lora_attention_only,
-        },
-        MethodArg::Qlora => FineTuneMethod::Qlora {
-            rank: t.lora_rank,
-            all_linear: !t.lora_attention_only,
-        },
-    };
-    let input = TrainingMemoryInput {
+    Ok(gpuplan_app::training_input(
         model,
         gpu,
-        layout: Layout { tp, pp },
-        dp,
-        zero: t.zero,
-        micro_batch: t.micro_batch,
-        seq_len: t.seq_len,
-        micro_batches: t.micro_batches.unwrap_or(u64::from(pp)),
-        schedule: PipelineSchedule::OneFOneB,
-        recompute: match t.recompute {
-            RecomputeArg::None => Recompute::None,
-            RecomputeArg::Selective => Recompute::Selective,
-            RecomputeArg::Full => Recompute::Full,
-        },
         precision,
-        method,
-        optimizer: if t.adam_8bit {
-            Optimizer::Adam8bit
-        } else {
-            Optimizer::Adam
-        },
-        fused_loss: t.fused_loss,
-        async_tp: t.async_tp,
-    };
-    Ok((input, count))
+        &replica_request(replica),
+        &training_request(t),
+        &FieldNames::FLAGS,
+    )?)
 }
 
 pub fn run(catalog: &Catalog, cmd: FitCmd) -> CliResult {
@@ -198,76 +114,19 @@ pub fn run(catalog: &Catalog, cmd: FitCmd) -> CliResult {
         return super::fit_nonllm::run(catalog, &m, &cmd);
     }
     let model = load::model(catalog, &cmd.model)?;
-    let (gpu, precision, kv_precision) = resolve_replica(catalog, &cmd.replica)?;
-    if cmd.replica.pp == 0 {
-        return Err(CliError::bad("--pp 0: expected a whole number >= 1"));
-    }
-    let report = if cmd.training {
-        let (input, count) = training_input(&model, gpu, precision, &cmd.replica, &cmd.train)?;
-        let (tp, dp) = (input.layout.tp, input.dp);
-        let mem = training_memory(&input)?;
-        FitReport {
-            fits: mem.fits,
-            mode: "training",
-            model: model.id.clone(),
-            gpu: gpu.name.clone(),
-            gpu_count: count,
-            tp,
-            pp: cmd.replica.pp,
-            dp: Some(dp),
-            precision,
-            kv_precision: None,
-            gpu_memory_gib: mem.gpu_memory_gib,
-            budget_gib: None,
-            per_gpu: mem.per_gpu,
-            kv_cache_bytes_per_token: None,
-            kv_cache_tokens: None,
-            context_len: None,
-            max_concurrent_sequences: None,
-            trainable_params: Some(mem.trainable_params),
-            reason: mem.reason,
-        }
-    } else {
-        let layout = replica_layout(cmd.replica.count, cmd.replica.tp, cmd.replica.pp)?;
-        let (count, tp) = (layout.gpus(), layout.tp);
-        let spec = ReplicaSpec {
-            model: &model,
-            gpu,
-            precision,
-            kv_precision,
-            layout,
-            limits: EngineLimits {
-                memory_utilization: cmd.memory_utilization,
-                max_batched_tokens: cmd.max_batched_tokens,
-                ..EngineLimits::default()
-            },
-            context_len: cmd.context,
-            spelling: flag_spelling(&cmd.replica),
-        };
-        let checked = check(catalog, &spec, cmd.replica.variant)?;
-        let mem = inference_memory(&checked.memory_input())?;
-        FitReport {
-            fits: mem.fits,
-            mode: "inference",
-            model: model.id.clone(),
-            gpu: gpu.name.clone(),
-            gpu_count: count,
-            tp,
-            pp: cmd.replica.pp,
-            dp: None,
-            precision,
-            kv_precision: Some(kv_precision),
-            gpu_memory_gib: mem.gpu_memory_gib,
-            budget_gib: Some(mem.budget_gib),
-            per_gpu: mem.per_gpu,
-            kv_cache_bytes_per_token: Some(mem.kv_cache_bytes_per_token),
-            kv_cache_tokens: Some(mem.kv_cache_tokens),
-            context_len: Some(cmd.context),
-            max_concurrent_sequences: Some(mem.max_concurrent_sequences),
-            trainable_params: None,
-            reason: mem.reason,
-        }
+    let model_request = gpuplan_app::ModelRequest {
+        id: Some(model.id.clone()),
+        hf_config_inline: None,
     };
+    let request = FitRequest {
+        model: model_request,
+        replica: replica_request(&cmd.replica),
+        context: cmd.context,
+        memory_utilization: cmd.memory_utilization,
+        max_batched_tokens: cmd.max_batched_tokens,
+        training: cmd.training.then(|| training_request(&cmd.train)),
+    };
+    let report = gpuplan_app::run_fit(catalog, Some(&model), &request, &FieldNames::FLAGS)?;
     if cmd.json {
         print_json(&report)?;
     } else {

@@ -12,6 +12,7 @@ mod plan;
 mod plan_nonllm;
 mod plan_summary;
 mod plan_training;
+mod serve;
 mod simulate;
 mod validate;
 
@@ -30,6 +31,7 @@ pub fn run(cli: Cli) -> CliResult {
         Command::Plan(cmd) => plan::run(&catalog, cmd),
         Command::Simulate(cmd) => simulate::run(&catalog, *cmd),
         Command::Mig(cmd) => mig::run(&catalog, cmd),
+        Command::Serve(cmd) => serve::run(catalog, cmd),
     }
 }
 

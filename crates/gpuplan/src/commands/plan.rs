@@ -5,10 +5,8 @@ use crate::cli::PlanCmd;
 use crate::error::{CliError, CliResult};
 use crate::load;
 use gpuplan_catalog::Catalog;
-use gpuplan_core::{
-    plan, Calibration, InferenceWorkload, Plan, PlanOptions, PlanReport, Verification,
-};
-use gpuplan_sim::{verify_plans, Histograms, VerifyOptions, VERIFY_SEARCH_FACTOR};
+use gpuplan_core::{Calibration, InferenceWorkload, Plan, PlanReport, Verification};
+use gpuplan_sim::VerifyOptions;
 use std::path::Path;
 use std::time::Instant;
 
@@ -21,52 +19,10 @@ pub(crate) fn verified_plan(
     top: usize,
     verify: VerifyOptions,
 ) -> CliResult<(InferenceWorkload, PlanReport)> {
-    let (w, raw) = load::workload_with_raw(catalog, path)?;
-    // Simulate a few more than shown, so plans that miss can be replaced.
-    let mut report = plan(
-        catalog,
-        &w,
-        cal,
-        PlanOptions {
-            top: top.max(verify.top * VERIFY_SEARCH_FACTOR),
-        },
-    );
-    if verify.top > 0 && !report.plans.is_empty() {
-        let histograms = Histograms {
-            input: raw.traffic.input_tokens.histogram.as_deref(),
-            output: raw.traffic.output_tokens.histogram.as_deref(),
-        };
-        let missed = verify_plans(catalog, &w, cal, histograms, &mut report.plans, verify)?;
-        let simulated = report
-            .plans
-            .iter()
-            .filter(|p| p.simulated.is_some())
-            .count();
-        report.verification = Some(Verification {
-            simulated,
-            missed,
-            requests: verify.requests,
-        });
-        sync_frontier_ranks(&mut report);
-    }
-    report.plans.truncate(top);
-    Ok((w, report))
-}
-
-/// Frontier plans take the rank their twin has among the verified plans.
-fn sync_frontier_ranks(report: &mut PlanReport) {
-    let plans = &report.plans;
-    for f in report.pareto.iter_mut() {
-        let twin = plans.iter().find(|p| {
-            p.provider == f.provider
-                && p.region == f.region
-                && p.instance_type == f.instance_type
-                && p.vllm_command == f.vllm_command
-                && p.spot == f.spot
-        });
-        f.rank = twin.map_or(0, |p| p.rank);
-        f.simulated = twin.and_then(|p| p.simulated.clone());
-    }
+    let input = gpuplan_app::WorkloadInput::from_file(path)?;
+    Ok(gpuplan_app::verified_plan(
+        catalog, cal, &input, top, verify,
+    )?)
 }
 
 pub fn run(catalog: &Catalog, cmd: PlanCmd) -> CliResult {
@@ -120,7 +76,7 @@ pub fn run(catalog: &Catalog, cmd: PlanCmd) -> CliResult {
             print_json(p)?;
         } else {
             check_finite(p)?;
-            explain(&w, p);
+            print!("{}", gpuplan_app::explain_text(&w, p));
         }
         return Ok(());
     }
@@ -130,41 +86,14 @@ pub fn run(catalog: &Catalog, cmd: PlanCmd) -> CliResult {
         check_finite(&report)?;
         print_report(&w, &report, elapsed.as_secs_f64(), cmd.wide);
     }
+    if let Some(out) = &cmd.html {
+        write_html(catalog, &cal, path, &w, &report, out)?;
+    }
     if report.plans.is_empty() {
         Err(CliError::Infeasible)
     } else {
         Ok(())
     }
-}
-
-fn describe_workload(w: &InferenceWorkload) -> String {
-    let slo = &w.slo;
-    let mut targets = Vec::new();
-    if let Some(t) = slo.ttft_ms_p99 {
-        targets.push(format!("TTFT p99 ≤ {t} ms"));
-    }
-    if let Some(t) = slo.tpot_ms_p99 {
-        targets.push(format!("TPOT p99 ≤ {t} ms"));
-    }
-    if let Some(t) = slo.e2e_ms_p99 {
-        targets.push(format!("end-to-end p99 ≤ {t} ms"));
-    }
-    let targets = if targets.is_empty() {
-        "no latency SLO: cheapest tokens per dollar".to_string()
-    } else {
-        targets.join(", ")
-    };
-    format!(
-        "{} — {}: peak {} req/s (mean {}), input {:.0}/{:.0} tokens, output {:.0}/{:.0} (mean/p99)\nTargets: {targets}",
-        w.name,
-        w.model.id,
-        w.peak_requests_per_s,
-        w.mean_requests_per_s,
-        w.input_tokens.mean,
-        w.input_tokens.p99,
-        w.output_tokens.mean,
-        w.output_tokens.p99
-    )
 }
 
 /// Replicas and instances; billed GPUs no replica uses are shown.
@@ -347,7 +276,7 @@ fn compact_footnotes(plans: &[Plan], verification: Option<&Verification>) {
 }
 
 fn print_report(w: &InferenceWorkload, r: &PlanReport, seconds: f64, wide: bool) {
-    println!("{}", describe_workload(w));
+    println!("{}", gpuplan_app::describe_workload(w));
     println!(
         "Searched {} candidates in {:.2} s: {} feasible distinct plans.",
         r.candidates_evaluated, seconds, r.feasible
@@ -402,151 +331,6 @@ fn print_report(w: &InferenceWorkload, r: &PlanReport, seconds: f64, wide: bool)
     }
 }
 
-fn explain(w: &InferenceWorkload, p: &Plan) {
-    let d = &p.derivation;
-    println!(
-        "Plan {}: {} {} ({}), {} × {}{}",
-        p.rank,
-        p.provider,
-        p.region,
-        p.location,
-        p.instances,
-        p.instance_type,
-        if p.spot { " spot" } else { "" }
-    );
-    println!("{}", describe_workload(w));
-    println!();
-    println!(
-        "Replica: {} × {} (TP{} × PP{}), {} weights, {} KV cache, batch cap {} sequences.",
-        p.gpus_per_replica, p.gpu, p.tp, p.pp, p.precision, p.kv_precision, p.max_num_seqs
-    );
-    println!(
-        "Memory per GPU (engine budget = {:.0}% of the GPU):",
-        p.memory_utilization * 100.0
-    );
-    let m = &d.memory;
-    println!("  weights {:.2} GiB + activation workspace {:.2} GiB + runtime {:.2} GiB + KV cache {:.2} GiB = {:.2} GiB", m.weights_gib, m.activations_gib, m.overhead_gib, m.kv_cache_gib, m.total_gib);
-    println!("  KV cache holds {} tokens per replica = {} requests of mean length; the engine admits at most {}.", d.kv_cache_tokens, d.kv_sequences, p.max_num_seqs);
-    println!();
-    println!(
-        "Performance (per replica, at a full batch of {}):",
-        p.max_num_seqs
-    );
-    println!(
-        "  iteration {:.2} ms, decode bound by {}, prefill bound by {}",
-        d.iteration_ms_full_batch,
-        d.decode_bound.label(),
-        d.prefill_bound.label()
-    );
-    println!(
-        "  request service time {:.2} s → at most {:.2} req/s per replica",
-        d.service_s, d.max_requests_per_s_per_replica
-    );
-    println!(
-        "  capacity within the SLO and {:.0}% utilisation cap: {:.2} req/s per replica",
-        w.constraints.max_utilization * 100.0,
-        d.capacity_requests_per_s_per_replica
-    );
-    println!();
-    println!(
-        "Queueing at peak ({:.2} req/s per replica, c_a² = {:.2}):",
-        d.peak_requests_per_s_per_replica, d.ca2
-    );
-    println!(
-        "  batch slots: G/G/c with c = {}, c_s² = {:.2}: P(wait) = {:.3} (Erlang C, Halfin–Whitt-scaled for burstiness), p99 wait {:.0} ms",
-        p.max_num_seqs, d.cs2, d.p_wait_at_peak, d.queue_wait_ms_p99
-    );
-    println!(
-        "  prefill compute: {:.0}% busy; prompts wait {:.0} ms on average, {:.0} ms at p99 (G/G/1, Allen–Cunneen)",
-        d.prefill_utilization * 100.0,
-        d.prefill_wait_ms_mean,
-        d.prefill_wait_ms_p99
-    );
-    println!(
-        "  own prefill beside the decodes: {:.0} ms (mean prompt), {:.0} ms (p99 prompt)",
-        d.prefill_ms_mean, d.prefill_ms_p99
-    );
-    println!(
-        "  TTFT p99 = slot wait + mean prefill wait + mean prefill + combined spread = {:.0} ms",
-        p.ttft_ms_p99
-    );
-    println!(
-        "  TPOT: {:.1} ms mean; p99 {:.1} ms over requests (prompts arriving during a request's life slow its tokens); p99 gap between tokens {:.1} ms",
-        d.tpot_ms_mean, p.tpot_ms_p99, p.itl_ms_p99
-    );
-    println!(
-        "  end-to-end p99 = TTFT p99 + (p99 output − 1) × mean TPOT = {:.0} ms; utilisation {:.0}%",
-        p.e2e_ms_p99,
-        p.utilization * 100.0
-    );
-    if let Some(s) = &p.simulated {
-        println!(
-            "  simulated at peak ({} requests, seed {}): TTFT p99 {:.0} ms, TPOT p99 {:.1} ms, inter-token p99 {:.0} ms, end-to-end p99 {:.0} ms, goodput {:.1}% — {}",
-            s.requests,
-            s.seed,
-            s.ttft_ms_p99,
-            s.tpot_ms_p99,
-            s.itl_ms_p99,
-            s.e2e_ms_p99,
-            s.goodput * 100.0,
-            if s.meets_slo { "meets every SLO" } else { "MISSES an SLO" }
-        );
-    }
-    println!();
-    println!("Cost:");
-    println!(
-        "  replicas = max(min_replicas {}, ceil(peak {} / capacity)), filled up to whole instances = {} (peak alone needs {})",
-        w.constraints.min_replicas, w.peak_requests_per_s, p.replicas, d.replicas_for_peak
-    );
-    println!(
-        "  instances = {} ({} GPU(s) each, {} GPU(s) per replica); every whole replica the instances hold is run",
-        p.instances, p.gpus_per_instance, p.gpus_per_replica
-    );
-    if p.idle_gpus > 0 {
-        println!(
-            "  {} billed GPU(s) idle: a {}-GPU replica does not divide a {}-GPU instance",
-            p.idle_gpus, p.gpus_per_replica, p.gpus_per_instance
-        );
-    }
-    println!(
-        "  ${:.4}/instance-hour list × {} × (1 − discount {:.0}%) = ${:.2}/hour",
-        d.list_usd_per_instance_hour,
-        p.instances,
-        d.discount * 100.0,
-        p.usd_per_hour
-    );
-    if let (Some(rate), Some(loss)) = (d.spot_preemptions_per_hour, d.spot_capacity_loss) {
-        println!("  spot: {rate} expected preemptions per instance-hour; {:.2}% of capacity lost to replacements is covered by extra replicas", loss * 100.0);
-    }
-    println!(
-        "  $/1M output tokens: {:.3} at peak, {:.3} at mean load ({} req/s)",
-        p.usd_per_million_output_tokens,
-        p.usd_per_million_output_tokens_at_mean,
-        w.mean_requests_per_s
-    );
-    for flag in &p.price_flags {
-        println!("  price flagged ({}): {}", flag.kind, flag.reason);
-    }
-    println!(
-        "  price: {} ({})",
-        p.price_source,
-        p.price_date
-            .as_deref()
-            .map(|d| format!("read {d}"))
-            .unwrap_or_else(|| "the source gives no date".into())
-    );
-    println!();
-    println!("Serving-engine settings (one replica):");
-    println!(
-        "  checkpoint {}, weight kernel {} (vLLM ≥ {})",
-        p.checkpoint, p.weight_kernel, p.min_vllm_version
-    );
-    println!("  {}", p.vllm_command);
-    for note in &p.launch_notes {
-        println!("  note: {note}");
-    }
-}
-
 /// Rejected candidates by reason, most frequent first, each with its nearest-miss example.
 pub(crate) fn rejection_table(r: &PlanReport) -> comfy_table::Table {
     let mut t = table(&["reason", "count", "example"]);
@@ -560,4 +344,41 @@ pub(crate) fn rejection_table(r: &PlanReport) -> comfy_table::Table {
         ]);
     }
     t
+}
+
+/// Writes the self-contained HTML report of a plan: the web page's tables
+/// and charts with the data inlined.
+fn write_html(
+    catalog: &Catalog,
+    cal: &Calibration,
+    path: &Path,
+    w: &InferenceWorkload,
+    report: &PlanReport,
+    out: &Path,
+) -> CliResult {
+    let input = gpuplan_app::WorkloadInput::from_file(path)?;
+    let curves = gpuplan_app::load_curves(catalog, cal, w, report, 3)?;
+    let data = gpuplan_server::ReportData {
+        workload: input.to_json_value()?,
+        report: json_value(report)?,
+        curves: json_value(&curves)?,
+        gpus: json_value(&gpuplan_app::catalog::gpus(catalog, None))?,
+        explain: gpuplan_server::ReportData::explain_entries(
+            report
+                .plans
+                .iter()
+                .map(|p| (p.rank, gpuplan_app::explain_text(w, p))),
+        ),
+    };
+    let html = gpuplan_server::html_report(&data).map_err(CliError::Internal)?;
+    std::fs::write(out, html)
+        .map_err(|e| CliError::bad(format!("--html {}: cannot write: {e}", out.display())))?;
+    eprintln!("wrote {}", out.display());
+    Ok(())
+}
+
+/// A report document as a JSON value (after the finiteness check).
+fn json_value<T: serde::Serialize>(value: &T) -> CliResult<serde_json::Value> {
+    check_finite(value)?;
+    serde_json::to_value(value).map_err(|e| CliError::Internal(format!("cannot encode JSON: {e}")))
 }

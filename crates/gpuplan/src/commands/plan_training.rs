@@ -6,11 +6,17 @@ use crate::error::{CliError, CliResult};
 use crate::load;
 use gpuplan_catalog::Catalog;
 use gpuplan_core::training::TrainingWorkload;
-use gpuplan_core::{plan_training, Calibration, TrainingPlan, TrainingReport};
+use gpuplan_core::{plan_training, Calibration, TrainingReport};
 use std::path::Path;
 use std::time::Instant;
 
 pub fn run(catalog: &Catalog, cal: &Calibration, path: &Path, cmd: &PlanCmd) -> CliResult {
+    if cmd.html.is_some() {
+        return Err(CliError::bad(format!(
+            "--html: the HTML report shows inference plans; {} is a training workload (use --json)",
+            path.display()
+        )));
+    }
     let w = load::training_workload(catalog, path)?;
     let factors = load::training_factors(None)?;
     let started = Instant::now();
@@ -30,7 +36,7 @@ pub fn run(catalog: &Catalog, cal: &Calibration, path: &Path, cmd: &PlanCmd) -> 
             print_json(p)?;
         } else {
             check_finite(p)?;
-            explain(&w, p);
+            print!("{}", gpuplan_app::training_explain_text(&w, p));
         }
         return Ok(());
     }
@@ -95,19 +101,11 @@ fn export(
     }
 }
 
-fn method(w: &TrainingWorkload) -> String {
-    match w.method {
-        gpuplan_core::FineTuneMethod::Full => "full".into(),
-        gpuplan_core::FineTuneMethod::Lora { rank, .. } => format!("LoRA r{rank}"),
-        gpuplan_core::FineTuneMethod::Qlora { rank, .. } => format!("QLoRA r{rank}"),
-    }
-}
-
 fn print_report(w: &TrainingWorkload, report: &TrainingReport, elapsed: f64, top: usize) {
     println!(
         "{}: {} training of {} on {:.3e} tokens, seq {} × global batch {}{}{}",
         w.name,
-        method(w),
+        gpuplan_app::training_method_label(w),
         w.model.id,
         w.tokens,
         w.seq_len,
@@ -146,7 +144,7 @@ fn print_report(w: &TrainingWorkload, report: &TrainingReport, elapsed: f64, top
                     p.provider,
                     truncate(&p.region, 14)
                 ),
-                layout(p),
+                gpuplan_app::training_layout_label(p),
                 p.precision.to_string(),
                 format!("{:.0}", p.tokens_per_s_per_gpu),
                 format!("{:.0}%", p.mfu * 100.0),
@@ -180,89 +178,4 @@ fn print_report(w: &TrainingWorkload, report: &TrainingReport, elapsed: f64, top
         "Searched {} cluster shapes (each over TP × PP × DP × ZeRO × micro-batch × recomputation) in {elapsed:.2} s.",
         report.layouts_evaluated
     );
-}
-
-fn layout(p: &TrainingPlan) -> String {
-    format!(
-        "{}·{}·{} Z{} mb{} {}",
-        p.tp,
-        p.pp,
-        p.dp,
-        p.zero_stage,
-        p.micro_batch,
-        match p.recompute {
-            gpuplan_core::Recompute::None => "none",
-            gpuplan_core::Recompute::Selective => "sel",
-            gpuplan_core::Recompute::Full => "full",
-        }
-    )
-}
-
-fn explain(w: &TrainingWorkload, p: &TrainingPlan) {
-    let s = &p.step_breakdown;
-    println!(
-        "Plan {}: {} × {} ({} × {} {} {}{}), {}",
-        p.rank,
-        p.gpus,
-        p.gpu,
-        p.nodes,
-        p.instance_type,
-        p.provider,
-        p.region,
-        if p.spot { ", spot" } else { "" },
-        p.fabric
-    );
-    println!(
-        "Layout: {} ({} micro-batches per step), {} precision; peak memory {:.1} of {:.1} GiB per GPU",
-        layout(p),
-        p.micro_batches,
-        p.precision,
-        p.peak_memory_gib,
-        p.gpu_memory_gib
-    );
-    println!(
-        "Step: {:.2} s for {:.0} tokens → {:.0} tokens/s ({:.0} per GPU), {:.0} TFLOP/s per GPU, MFU {:.1}%",
-        s.step_s,
-        s.tokens_per_step,
-        s.tokens_per_s,
-        s.tokens_per_s_per_gpu,
-        s.tflops_per_gpu,
-        s.mfu * 100.0
-    );
-    println!("Where the step goes:");
-    for (name, v) in s.parts() {
-        if v > 0.0 {
-            println!("  {name:32} {:>9.3} s  {:>5.1}%", v, 100.0 * v / s.step_s);
-        }
-    }
-    println!(
-        "  (data-parallel traffic {:.3} s in total, hidden behind compute except the exposed part)",
-        s.dp_comm_total_s
-    );
-    println!(
-        "Time: {:.1} h ideal; {:.1} h expected with a checkpoint every {:.0} min ({:.0} s to write), {:.3} interruptions/h",
-        p.ideal_hours, p.time_to_train_hours, p.checkpoint_interval_min, p.checkpoint_write_s, p.interruptions_per_hour
-    );
-    println!(
-        "Cost: ${:.2}/h × {:.1} h = ${:.0} compute + {} data ({}) = ${:.0}",
-        p.usd_per_hour,
-        p.time_to_train_hours,
-        p.compute_usd,
-        p.egress_usd
-            .map(|e| format!("${e:.0}"))
-            .unwrap_or_else(|| "unknown".into()),
-        p.data_route,
-        p.total_cost_usd
-    );
-    if let Some(r) = p.spot_break_even_preemptions_per_hour {
-        println!(
-            "Spot pays off below {r:.2} preemptions per instance-hour (assumed {}).",
-            w.pricing.spot_preemptions_per_hour
-        );
-    }
-    for f in &p.flags {
-        println!("Note: {f}");
-    }
-    println!("Launch ({}):", gpuplan_core::plan_training_framework(w));
-    println!("  {}", p.launch_command);
 }
