@@ -419,8 +419,8 @@ fn load_curve(
     Ok(LoadCurve {
         rank: p.rank,
         label: format!(
-            "#{} {} {} × {}, {} × {} TP{}",
-            p.rank, p.provider, p.instance_type, p.instances, p.gpu, p.gpus_per_replica, p.tp
+            "{} {} × {}, {} × {} TP{}",
+            p.provider, p.instance_type, p.instances, p.gpu, p.gpus_per_replica, p.tp
         ),
         replicas: p.replicas,
         capacity_requests_per_s: d.capacity_requests_per_s_per_replica * replicas,

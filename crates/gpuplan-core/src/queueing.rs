@@ -71,6 +71,52 @@ pub fn mean_wait_s(arrival_rate: f64, service_s: f64, servers: f64, ca2: f64, cs
     wait_probability(c, a, ca2, cs2) / (c / service_s - arrival_rate) * (ca2 + cs2) / 2.0
 }
 
+/// Probability of waiting, mean wait and wait quantile `q` of a G/G/c queue
+/// in one pass (one Erlang C): the same numbers as [`wait_probability`],
+/// [`mean_wait_s`] and [`wait_quantile_s`], for callers that need all three.
+pub fn wait_summary(
+    arrival_rate: f64,
+    service_s: f64,
+    servers: f64,
+    ca2: f64,
+    cs2: f64,
+    q: f64,
+) -> WaitSummary {
+    let c = servers.floor().max(1.0);
+    let a = arrival_rate * service_s;
+    let p_wait = wait_probability(c, a, ca2, cs2);
+    if a >= c {
+        return WaitSummary {
+            probability: p_wait,
+            mean_s: f64::INFINITY,
+            quantile_s: f64::INFINITY,
+        };
+    }
+    // The expressions of `mean_wait_s` and `wait_quantile_s`, operation for
+    // operation, so the numbers are bit-identical.
+    let tail = 1.0 - q;
+    WaitSummary {
+        probability: p_wait,
+        mean_s: p_wait / (c / service_s - arrival_rate) * (ca2 + cs2) / 2.0,
+        quantile_s: if p_wait <= tail {
+            0.0
+        } else {
+            (p_wait / tail).ln() / (c * (1.0 / service_s) - arrival_rate) * (ca2 + cs2) / 2.0
+        },
+    }
+}
+
+/// What [`wait_summary`] returns.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct WaitSummary {
+    /// Probability that an arrival waits.
+    pub probability: f64,
+    /// Mean wait, s.
+    pub mean_s: f64,
+    /// Wait at the requested quantile, s.
+    pub quantile_s: f64,
+}
+
 /// Probability that an arrival waits in a G/G/c queue with offered load
 /// `a` (in servers): Erlang C times α(β/√z)/α(β), where α(β) = 1/(1 +
 /// β·Φ(β)/φ(β)) is the Halfin–Whitt probability of waiting at the
@@ -116,6 +162,30 @@ mod tests {
         // Far from saturation the log form neither underflows nor divides 0/0.
         let light = wait_probability(4000.0, 10.0, 9.0, 1.0);
         assert!(light.is_finite() && (0.0..=1.0).contains(&light));
+    }
+
+    #[test]
+    fn wait_summary_is_the_three_functions_in_one_pass() {
+        for (lambda, service, c, ca2, cs2) in [
+            (0.8, 1.0, 1.0, 1.0, 1.0),
+            (30.0, 1.5, 64.0, 1.0, 1.3),
+            (30.0, 1.5, 64.0, 4.0, 0.5),
+            (0.01, 2.0, 8.0, 1.0, 1.0),
+            (50.0, 2.0, 64.0, 1.0, 1.0),
+        ] {
+            let s = wait_summary(lambda, service, c, ca2, cs2, 0.99);
+            let a = lambda * service;
+            assert_eq!(s.probability, wait_probability(c, a, ca2, cs2));
+            let mean = mean_wait_s(lambda, service, c, ca2, cs2);
+            let p99 = wait_quantile_s(lambda, service, c, ca2, cs2, 0.99);
+            assert_eq!(s.mean_s.to_bits(), mean.to_bits(), "{} vs {mean}", s.mean_s);
+            assert_eq!(
+                s.quantile_s.to_bits(),
+                p99.to_bits(),
+                "{} vs {p99}",
+                s.quantile_s
+            );
+        }
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //!
 //! A replica is two queues in series, both fed by the same arrivals:
 //! 1. **batch slots** — a request waits for one of the `max_num_seqs` slots
-//!    (G/G/c, Erlang C with the Allen–Cunneen correction: [`wait_quantile_s`]);
+//!    (G/G/c, Erlang C with the Allen–Cunneen correction: [`crate::queueing::wait_quantile_s`]);
 //! 2. **prefill** — admitted prompts are prefilled first-come first-served
 //!    out of each iteration's token budget (`max_batched_tokens` less the
 //!    decodes), so prompts queue for prefill compute even when slots are
@@ -21,7 +21,7 @@
 //! iteration: long when it carries a prompt chunk.
 
 use crate::perf::{Deployment, IterationWork};
-use crate::queueing::{mean_wait_s, wait_probability, wait_quantile_s};
+use crate::queueing::wait_summary;
 use crate::serving::prefill_under_load_s;
 
 /// z of the 99th percentile of a standard normal distribution.
@@ -196,6 +196,15 @@ pub struct TailModel<'a> {
     output_lives: [f64; OUTPUT_POINTS],
 }
 
+/// What the TPOT tail is computed from: the mean time per output token, the
+/// cost of each prompt token in an iteration, and the sequences in flight.
+#[derive(Debug, Clone, Copy)]
+struct DecodePace {
+    tpot_mean_s: f64,
+    per_token_s: f64,
+    in_flight: f64,
+}
+
 /// Points of the output-length distribution the TPOT tail is averaged over.
 const OUTPUT_POINTS: usize = 24;
 
@@ -267,32 +276,43 @@ impl<'a> TailModel<'a> {
         // P(TPOT > x) averaged over output lengths; each length's tail from
         // the Cornish–Fisher expansion x = μ + σ(z + (z² − 1)·γ/6), solved
         // for z (the root that grows with x).
-        let exceed = |x: f64| -> f64 {
-            spreads
-                .iter()
-                .map(|&(sd, skew)| {
-                    let y = (x - tpot_mean_s) / sd;
-                    let a = skew / 6.0;
-                    let z = if a < 1e-9 {
-                        y
+        // Per output length: the mean, 1/σ and the Cornish–Fisher terms,
+        // computed once for the bisection below.
+        let points: [(f64, f64, f64); OUTPUT_POINTS] = std::array::from_fn(|k| {
+            let (sd, skew) = spreads[k];
+            let a = skew / 6.0;
+            (1.0 / sd, a, 1.0 / (2.0 * a))
+        });
+        // Whether more than 1 % of requests exceed x: the mean over lengths
+        // of P(TPOT > x) > 1 %, i.e. the sum over points > 1 % × points;
+        // stops as soon as the partial sum (terms ≥ 0) passes it.
+        let threshold = 0.01 * OUTPUT_POINTS as f64;
+        let exceeds = |x: f64| -> bool {
+            let mut sum = 0.0;
+            for &(inv_sd, a, inv_2a) in &points {
+                let y = (x - tpot_mean_s) * inv_sd;
+                let z = if a < 1e-9 {
+                    y
+                } else {
+                    let disc = 1.0 + 4.0 * a * (a + y);
+                    if disc <= 0.0 {
+                        -10.0
                     } else {
-                        let disc = 1.0 + 4.0 * a * (a + y);
-                        if disc <= 0.0 {
-                            -10.0
-                        } else {
-                            (disc.sqrt() - 1.0) / (2.0 * a)
-                        }
-                    };
-                    normal_tail(z)
-                })
-                .sum::<f64>()
-                / OUTPUT_POINTS as f64
+                        (disc.sqrt() - 1.0) * inv_2a
+                    }
+                };
+                sum += normal_tail(z);
+                if sum > threshold {
+                    return true;
+                }
+            }
+            false
         };
         let (mut lo, mut hi) = (tpot_mean_s, tpot_mean_s + 20.0 * spread(1.0).0 + 1e-9);
         // 30 halvings: far below a microsecond.
         for _ in 0..30 {
             let mid = 0.5 * (lo + hi);
-            if exceed(mid) > 0.01 {
+            if exceeds(mid) {
                 lo = mid;
             } else {
                 hi = mid;
@@ -333,6 +353,41 @@ impl<'a> TailModel<'a> {
     /// `tpot_p99_ms` is then the mean. The capacity search asks for it only
     /// when the workload has a TPOT SLO.
     pub fn at_with(&self, lambda: f64, tpot_tail: bool) -> Tails {
+        let (mut tails, pace) = self.at_without_tpot_tail(lambda);
+        if let (true, Some(pace)) = (tpot_tail, pace) {
+            self.add_tpot_tail(lambda, &mut tails, pace);
+        }
+        tails
+    }
+
+    /// Whether the tails at `lambda` pass `accept`, computing the costly TPOT
+    /// tail only when everything else passes: the p99 TPOT is at least its
+    /// mean, so a miss with the mean in its place is a miss. The same answer
+    /// as `accept(&self.at_with(lambda, tpot_tail))`.
+    pub fn passes(&self, lambda: f64, tpot_tail: bool, accept: impl Fn(&Tails) -> bool) -> bool {
+        let (mut tails, pace) = self.at_without_tpot_tail(lambda);
+        if !accept(&tails) {
+            return false;
+        }
+        match (tpot_tail, pace) {
+            (true, Some(pace)) => {
+                self.add_tpot_tail(lambda, &mut tails, pace);
+                accept(&tails)
+            }
+            _ => true,
+        }
+    }
+
+    /// Sets the p99 TPOT of `tails` from the decode pace.
+    fn add_tpot_tail(&self, lambda: f64, tails: &mut Tails, pace: DecodePace) {
+        let p99_s = self.tpot_p99_s(lambda, pace.tpot_mean_s, pace.per_token_s, pace.in_flight);
+        tails.tpot_p99_ms = p99_s * 1e3;
+    }
+
+    /// The tails with the mean TPOT as its p99, and the decode pace the TPOT
+    /// tail needs (`None` when the prefill queue is unstable: every tail is
+    /// infinite).
+    fn at_without_tpot_tail(&self, lambda: f64) -> (Tails, Option<DecodePace>) {
         let i = &self.inputs;
         // Little's law: sequences in flight = arrivals × slot time, and the
         // slot time (prefill + output tokens at the mean pace) depends on how
@@ -373,8 +428,9 @@ impl<'a> TailModel<'a> {
         let per_sequence_s = (self.iteration_s(in_flight + 1.0, 0.0) - load.t0).max(0.0);
         let elasticity = (per_sequence_s * in_flight / load.t0.max(1e-12)).clamp(0.0, 0.9);
         let slot_cs2 = (i.ca2 + i.cs2) / (1.0 - elasticity) - i.ca2;
-        let slot_wait_p99_s = wait_quantile_s(lambda, slot_s, i.batch, i.ca2, slot_cs2, 0.99);
-        let slot_wait_probability = wait_probability(i.batch, lambda * slot_s, i.ca2, slot_cs2);
+        let slot_wait = wait_summary(lambda, slot_s, i.batch, i.ca2, slot_cs2, 0.99);
+        let slot_wait_p99_s = slot_wait.quantile_s;
+        let slot_wait_probability = slot_wait.probability;
         let prefill_mean_s = prefill_under_load_s(
             self.dep,
             i.input_mean,
@@ -393,7 +449,7 @@ impl<'a> TailModel<'a> {
         )
         .max(prefill_mean_s);
         if rho >= 1.0 {
-            return Tails {
+            let unstable = Tails {
                 slot_wait_probability,
                 slot_wait_p99_s,
                 prefill_utilization: rho,
@@ -407,6 +463,7 @@ impl<'a> TailModel<'a> {
                 itl_p99_ms: f64::INFINITY,
                 e2e_p99_s: f64::INFINITY,
             };
+            return (unstable, None);
         }
         // Allen–Cunneen G/G/1 mean wait, exponential conditional tail.
         let wait_mean = rho / (1.0 - rho) * (i.ca2 + self.input_cv2) / 2.0 * prefill_work_s;
@@ -422,18 +479,13 @@ impl<'a> TailModel<'a> {
         // TTFT = boundary + slot wait + prefill wait + own prefill: means
         // add, and the spreads above the means combine as independent (in
         // quadrature).
-        let slot_wait_mean_s = mean_wait_s(lambda, slot_s, i.batch, i.ca2, slot_cs2);
+        let slot_wait_mean_s = slot_wait.mean_s;
         let spread = ((slot_wait_p99_s - slot_wait_mean_s).max(0.0).powi(2)
             + (wait_p99 - wait_mean).max(0.0).powi(2)
             + (prefill_p99_s - prefill_mean_s).powi(2)
             + boundary_mean_s.powi(2))
         .sqrt();
         let ttft_p99_s = boundary_mean_s + slot_wait_mean_s + wait_mean + prefill_mean_s + spread;
-        let tpot_p99_s = if tpot_tail {
-            self.tpot_p99_s(lambda, tpot_mean_s, per_token_s, in_flight)
-        } else {
-            tpot_mean_s
-        };
         // Share of iterations that carry a prompt chunk; the p99 gap is an
         // iteration whose chunk is at the (1 − 1 %/share) quantile of prompts.
         let chunks_per_prompt = (i.input_mean / budget).ceil();
@@ -446,7 +498,7 @@ impl<'a> TailModel<'a> {
             t0
         }
         .max(tpot_mean_s);
-        Tails {
+        let tails = Tails {
             slot_wait_probability,
             slot_wait_p99_s,
             prefill_wait_mean_s: wait_mean,
@@ -456,11 +508,17 @@ impl<'a> TailModel<'a> {
             prefill_p99_s,
             ttft_p99_s,
             tpot_mean_ms: tpot_mean_s * 1e3,
-            tpot_p99_ms: tpot_p99_s * 1e3,
+            tpot_p99_ms: tpot_mean_s * 1e3,
             itl_p99_ms: itl_p99_s * 1e3,
             // The p99 request: a p99 TTFT and p99 output at the mean pace.
             e2e_p99_s: ttft_p99_s + (i.output_p99 - 1.0).max(0.0) * tpot_mean_s,
-        }
+        };
+        let pace = DecodePace {
+            tpot_mean_s,
+            per_token_s,
+            in_flight,
+        };
+        (tails, Some(pace))
     }
 }
 

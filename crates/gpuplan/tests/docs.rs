@@ -167,7 +167,7 @@ fn readme_commands(text: &str) -> Vec<Vec<String>> {
 fn help_commands() -> Vec<Vec<String>> {
     let mut commands = Vec::new();
     for verb in [
-        "catalog", "fit", "estimate", "plan", "simulate", "validate", "mig",
+        "catalog", "fit", "estimate", "plan", "simulate", "validate", "mig", "serve",
     ] {
         let help = gpuplan_in(&root(), &[verb.to_string(), "--help".to_string()]);
         assert_eq!(help.code, 0);
@@ -238,7 +238,18 @@ fn every_documented_command_runs() {
     assert!(help.len() >= 12, "--help examples found: {help:?}");
     let dir = scratch_dir();
     let mut failures = Vec::new();
+    // `serve` runs until stopped: tests/api.rs and scripts/browser-tests.sh
+    // exercise it; here only its flags are checked to parse.
     for words in readme.iter().chain(&help) {
+        if words.first().map(String::as_str) == Some("serve") {
+            let mut help = words.clone();
+            help.push("--help".into());
+            let run = gpuplan_in(&dir, &help);
+            if run.code != 0 {
+                failures.push(format!("gpuplan {} → exit {}", help.join(" "), run.code));
+            }
+            continue;
+        }
         let run = gpuplan_in(&dir, words);
         if run.code != 0 {
             failures.push(format!(
