@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# Load test of `gpuplan serve` on loopback (issue 15), with wrk: POST
-# /v1/plan with every bundled plan example in turn (inference and training,
-# as TOML) at a fixed concurrency until REQUESTS answers, while a sampler
-# records the server's RSS against the request count (from /metrics).
-# Prints throughput, p50/p90/p99 latency, the status counts, peak RSS and
-# RSS after 1,000 and after all requests. Not part of CI (it takes long on 2
-# cores); its numbers go in the closing notes.
+# Load test of `gpuplan serve` on loopback (issue 15) with oha (a real HTTP
+# load generator: `cargo install oha`): POST /v1/plan with every bundled plan
+# example (six inference, five training; one JSON body per line, in turn) at
+# a fixed concurrency for REQUESTS requests, while a sampler records the
+# server's RSS against the requests served (from /metrics). Prints
+# throughput, latency percentiles, status counts, peak RSS and RSS after
+# 1,000 and after all requests. Not part of CI (long on 2 cores); its
+# numbers go in the closing notes.
 #
 #   scripts/load-test.sh [REQUESTS=10000] [CONNECTIONS=8] [QUERY=?verify=0]
 set -euo pipefail
@@ -13,12 +14,21 @@ cd "$(dirname "$0")/.."
 REQUESTS=${1:-10000}
 CONNECTIONS=${2:-8}
 QUERY=${3-?verify=0}
-THREADS=2
 BIN=${GPUPLAN_BIN:-target/release/gpuplan}
 OUT=${GPUPLAN_LOAD_OUT:-target/load-test}
 mkdir -p "$OUT"
-command -v wrk >/dev/null || { echo "wrk is required (apt-get install wrk)" >&2; exit 1; }
+command -v oha >/dev/null || { echo "oha is required (cargo install oha)" >&2; exit 1; }
 [ -x "$BIN" ] || cargo build --release --locked -p gpuplan
+
+# The examples as one JSON document per line (oha -Z sends them in turn).
+python3 - "$OUT/bodies.jsonl" examples/*.toml examples/training/*.toml <<'PY'
+import json, sys, tomllib
+with open(sys.argv[1], "w") as out:
+    for path in sys.argv[2:]:
+        with open(path, "rb") as f:
+            out.write(json.dumps(tomllib.load(f)) + "\n")
+print(f"{len(sys.argv) - 2} example workloads")
+PY
 
 PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 URL="http://127.0.0.1:$PORT"
@@ -26,7 +36,8 @@ URL="http://127.0.0.1:$PORT"
 SERVER=$!
 trap 'kill "$SERVER" "${SAMPLER:-}" 2>/dev/null || true' EXIT
 
-# RSS sampler: every second, the requests served so far and VmRSS/VmHWM (KiB).
+# RSS sampler: every second, the /v1/plan requests served so far and the
+# server's VmRSS/VmHWM (KiB).
 python3 - "$URL" "$SERVER" "$OUT/rss.csv" <<'PY' &
 import re, sys, time, urllib.request
 url, pid, path = sys.argv[1], sys.argv[2], sys.argv[3]
@@ -41,7 +52,7 @@ with open(path, "w") as out:
     while True:
         try:
             status = open(f"/proc/{pid}/status").read()
-            metrics = urllib.request.urlopen(url + "/metrics", timeout=5).read().decode()
+            metrics = urllib.request.urlopen(url + "/metrics", timeout=10).read().decode()
         except Exception:
             break
         rss = int(re.search(r"VmRSS:\s+(\d+)", status).group(1))
@@ -54,24 +65,25 @@ PY
 SAMPLER=$!
 sleep 2
 
-EXAMPLES=$(ls examples/*.toml examples/training/*.toml | tr '\n' ' ')
-echo "== wrk: $REQUESTS requests, $CONNECTIONS connections, POST /v1/plan$QUERY over: $EXAMPLES"
-GPUPLAN_LOAD_EXAMPLES="$EXAMPLES" GPUPLAN_LOAD_QUERY="$QUERY" \
-GPUPLAN_LOAD_PER_THREAD=$(( (REQUESTS + THREADS - 1) / THREADS )) \
-  wrk -t"$THREADS" -c"$CONNECTIONS" -d4h --timeout 60s --latency \
-  -s scripts/load/plan-examples.lua "$URL" | tee "$OUT/wrk.txt"
+echo "== oha: $REQUESTS requests, $CONNECTIONS connections, POST /v1/plan$QUERY"
+oha -n "$REQUESTS" -c "$CONNECTIONS" -m POST -T application/json -Z "$OUT/bodies.jsonl" \
+  -t 120s --no-tui --output-format json -o "$OUT/oha.json" "$URL/v1/plan$QUERY"
 sleep 2
 kill "$SAMPLER" 2>/dev/null || true
-python3 - "$OUT/rss.csv" <<'PY'
-import csv, sys
-rows = [r for r in csv.DictReader(open(sys.argv[1]))]
-rows = [{k: float(v) for k, v in r.items()} for r in rows]
-def at(n):
-    return next((r for r in rows if r["plan_requests"] >= n), rows[-1])
-last = rows[-1]
-first_k = at(1000)
-print(f"RSS after {int(first_k['plan_requests'])} requests: {first_k['rss_kib'] / 1024:.1f} MiB")
-print(f"RSS after {int(last['plan_requests'])} requests: {last['rss_kib'] / 1024:.1f} MiB "
-      f"({(last['rss_kib'] / first_k['rss_kib'] - 1) * 100:+.1f} %)")
-print(f"peak RSS (VmHWM): {last['hwm_kib'] / 1024:.1f} MiB")
+python3 - "$OUT/oha.json" "$OUT/rss.csv" <<'PY'
+import csv, json, sys
+r = json.load(open(sys.argv[1]))
+s, p = r["summary"], r["latencyPercentiles"]
+print(f"requests: {sum(r['statusCodeDistribution'].values())} in {s['total']:.1f} s = {s['requestsPerSec']:.2f} req/s; "
+      f"success rate {s['successRate'] * 100:.2f} %")
+print("latency ms: " + "  ".join(f"{k} {p[k] * 1e3:.0f}" for k in ("p50", "p90", "p99", "p99.9")) +
+      f"  max {s['slowest'] * 1e3:.0f}  mean {s['average'] * 1e3:.0f}")
+print("status: " + ", ".join(f"{k}: {v}" for k, v in sorted(r["statusCodeDistribution"].items())) +
+      (f"; errors: {r['errorDistribution']}" if r.get("errorDistribution") else ""))
+rows = [{k: float(v) for k, v in row.items()} for row in csv.DictReader(open(sys.argv[2]))]
+at = lambda n: next((row for row in rows if row["plan_requests"] >= n), rows[-1])
+first, last = at(1000), rows[-1]
+print(f"RSS after {int(first['plan_requests'])} requests: {first['rss_kib'] / 1024:.1f} MiB; "
+      f"after {int(last['plan_requests'])}: {last['rss_kib'] / 1024:.1f} MiB "
+      f"({(last['rss_kib'] / first['rss_kib'] - 1) * 100:+.1f} %); peak (VmHWM) {last['hwm_kib'] / 1024:.1f} MiB")
 PY

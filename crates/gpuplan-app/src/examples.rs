@@ -1,5 +1,5 @@
 //! The example workloads shipped in the binary (the web page's starting
-//! points): the repository's `examples/*.toml`, inference and training.
+//! points): the repository's top-level `examples/*.toml`, the inference workloads the form edits.
 
 use serde::Serialize;
 

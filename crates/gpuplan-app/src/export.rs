@@ -81,6 +81,7 @@ pub fn export_plan(
         )));
     }
     match &doc {
+        PlanDocument::Service(b) => Err(crate::llm_only(&b.1, "exports")),
         PlanDocument::Inference(b) => {
             let (w, report) = &**b;
             crate::check_finite(&report.plans)?;

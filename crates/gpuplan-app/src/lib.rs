@@ -35,6 +35,7 @@ mod estimate;
 mod examples;
 mod export;
 mod fit;
+mod fleet;
 mod plan;
 mod replica;
 mod sources;
@@ -50,12 +51,13 @@ pub use export::{export_plan, ExportFormat, ExportedFile, EXPORT_POOL};
 pub use fit::{
     run_fit, training_input, FitReport, FitRequest, Method, RecomputeRequest, TrainingRequest,
 };
+pub use fleet::{fleet_plan, FleetSettings, DEFAULT_FLEET_VERIFY_REQUESTS};
 pub use gpuplan_report::ExportFile;
 pub use gpuplan_sim::VerifyOptions;
 pub use plan::{
-    describe_workload, explain_text, load_curves, plan_by_rank, plan_document, verified_plan,
-    CurveSlo, LoadCurve, LoadCurves, LoadPoint, PlanDocument, PlanSettings, CURVE_POINTS,
-    PLAN_RANKS, VERIFY_PLANS, VERIFY_REQUESTS,
+    describe_workload, explain_text, llm_only, load_curves, plan_by_rank, plan_document,
+    verified_plan, CurveSlo, LoadCurve, LoadCurves, LoadPoint, PlanDocument, PlanSettings,
+    CURVE_POINTS, PLAN_RANKS, VERIFY_PLANS, VERIFY_REQUESTS,
 };
 pub use replica::{check, parse_precision, FieldNames, ModelRequest, ReplicaRequest};
 pub use sources::{load_catalog, read, workload_format, CatalogSources, FileAccess, WorkloadInput};

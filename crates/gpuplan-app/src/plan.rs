@@ -508,6 +508,13 @@ pub enum PlanDocument {
             gpuplan_core::TrainingReport,
         )>,
     ),
+    /// An image-generation, speech-to-text or embedding service and its plans.
+    Service(
+        Box<(
+            gpuplan_core::nonllm::NonLlmWorkload,
+            gpuplan_core::nonllm::NonLlmPlanReport,
+        )>,
+    ),
 }
 
 impl PlanDocument {
@@ -516,6 +523,7 @@ impl PlanDocument {
         match self {
             PlanDocument::Inference(b) => b.1.plans.is_empty(),
             PlanDocument::Training(b) => b.1.plans.is_empty(),
+            PlanDocument::Service(b) => b.1.plans.is_empty(),
         }
     }
 
@@ -524,6 +532,7 @@ impl PlanDocument {
         match self {
             PlanDocument::Inference(b) => b.1.hint.as_deref(),
             PlanDocument::Training(b) => b.1.hint.as_deref(),
+            PlanDocument::Service(_) => None,
         }
     }
 
@@ -532,6 +541,7 @@ impl PlanDocument {
         match self {
             PlanDocument::Inference(b) => crate::to_json(&b.1),
             PlanDocument::Training(b) => crate::to_json(&b.1),
+            PlanDocument::Service(b) => crate::to_json(&b.1),
         }
     }
 }
@@ -546,6 +556,9 @@ pub fn plan_document(
     settings: PlanSettings,
 ) -> AppResult<PlanDocument> {
     settings.check()?;
+    if let Some(service) = service_document(catalog, cal, input, settings.top)? {
+        return Ok(service);
+    }
     match input.kind().as_deref() {
         Some("training") => {
             let w = input.training(catalog)?;
@@ -565,4 +578,47 @@ pub fn plan_document(
             Ok(PlanDocument::Inference(Box::new((w, report))))
         }
     }
+}
+
+/// The plans of an image-generation, speech-to-text or embedding service
+/// (a workload whose `model.id` is a non-LLM model), or `None` for an LLM.
+fn service_document(
+    catalog: &Catalog,
+    cal: &Calibration,
+    input: &WorkloadInput,
+    top: usize,
+) -> AppResult<Option<PlanDocument>> {
+    if gpuplan_core::nonllm::nonllm_model_of(&input.text, input.format).is_none() {
+        return Ok(None);
+    }
+    let w = gpuplan_core::nonllm::parse_nonllm_workload(
+        &input.name,
+        &input.text,
+        input.format,
+        catalog,
+    )
+    .map_err(|e| {
+        // Syntax errors already name the document; the rest get its name.
+        let msg = e.to_string();
+        let msg = if msg.starts_with(&input.name) {
+            msg
+        } else {
+            format!("{}: {msg}", input.name)
+        };
+        AppError::bad(msg)
+    })?;
+    let report = gpuplan_core::nonllm::plan_nonllm(catalog, &w, cal, top);
+    Ok(Some(PlanDocument::Service(Box::new((w, report)))))
+}
+
+/// Bad input for an operation that covers LLM plans only, naming the service's model.
+pub fn llm_only(report: &gpuplan_core::nonllm::NonLlmPlanReport, what: &str) -> AppError {
+    AppError::bad_field(
+        "model.id",
+        format!(
+            "model `{}` is a {} model: {what} cover LLM engines only; plan it with POST /v1/plan (gpuplan plan)",
+            report.model,
+            report.family.as_str()
+        ),
+    )
 }

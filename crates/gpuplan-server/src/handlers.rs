@@ -221,6 +221,7 @@ fn inference_document(
             Err(infeasible(text, b.1.hint.as_deref()))
         }
         PlanDocument::Inference(b) => Ok(b),
+        PlanDocument::Service(b) => Err(gpuplan_app::llm_only(&b.1, what).into()),
         PlanDocument::Training(_) => Err(ApiError::bad_field(
             "kind",
             format!("kind = \"training\": {what} are computed for inference plans"),
@@ -320,6 +321,7 @@ pub async fn explain(
             return Err(infeasible(doc.to_json()?, doc.hint()));
         }
         match &doc {
+            PlanDocument::Service(b) => Err(gpuplan_app::llm_only(&b.1, "explanations").into()),
             PlanDocument::Inference(b) => {
                 let p = gpuplan_app::plan_by_rank(&b.1, q.rank, "rank")?;
                 json_ok(&Explained {
@@ -398,6 +400,57 @@ pub async fn export(
             })
             .collect();
         json_ok(&serde_json::json!({ "files": files }))
+    })
+    .await
+}
+
+/// Query of `/v1/mig`: what `gpuplan mig FLEET`'s flags set.
+#[derive(Debug, Clone, Deserialize, utoipa::IntoParams)]
+#[serde(deny_unknown_fields)]
+pub struct MigQuery {
+    /// Only this MIG-capable GPU (any alias).
+    pub gpu: Option<String>,
+    /// `true`: skip the simulations (analytical p99s only).
+    pub no_verify: Option<bool>,
+    /// Requests per service simulation (default 5000).
+    pub verify_requests: Option<u64>,
+}
+
+/// `POST /v1/mig`: a fleet of services packed onto MIG slices.
+#[utoipa::path(
+    post,
+    path = "/v1/mig",
+    params(MigQuery),
+    request_body(content = Object, description = "A fleet (`kind = \"fleet\"`, docs/fleet.md) as JSON, or as TOML with Content-Type: application/toml"),
+    responses(
+        (status = 200, description = "What `gpuplan mig FLEET --json` prints, byte for byte", body = Object),
+        (status = 400, description = "Bad input", body = crate::ErrorBody),
+        (status = 422, description = "No MIG plan: `report` holds the reasons", body = crate::ErrorBody),
+    )
+)]
+pub async fn mig(
+    State(state): State<Shared>,
+    headers: HeaderMap,
+    q: Result<Query<MigQuery>, QueryRejection>,
+    body: Result<Bytes, BytesRejection>,
+) -> ApiResult {
+    let q = query(q)?;
+    let settings = gpuplan_app::FleetSettings {
+        gpu: q.gpu,
+        no_verify: q.no_verify.unwrap_or(false),
+        verify_requests: q.verify_requests,
+    };
+    let input = WorkloadInput::from_request(body_text(&state, body)?, workload_syntax(&headers)?);
+    blocking(&state, move |s| {
+        let (report, _) = gpuplan_app::fleet_plan(&s.catalog, &s.calibration, &input, &settings)?;
+        let text = gpuplan_app::to_json(&report)?;
+        if !report.feasible {
+            let reasons = report.reasons.join("; ");
+            let mut e = infeasible(text, None);
+            e.body.error.message = format!("no MIG plan: {reasons}");
+            return Err(e);
+        }
+        Ok(json_text(StatusCode::OK, text))
     })
     .await
 }

@@ -16,6 +16,7 @@ use utoipa::OpenApi;
         handlers::curves,
         handlers::explain,
         handlers::export,
+        handlers::mig,
         handlers::estimate,
         handlers::fit,
         handlers::validate,

@@ -45,7 +45,7 @@ fn number(range: Span) -> impl Fn(&str) -> Result<f64, String> + Clone + Send + 
 }
 
 /// Requests each service of a fleet is simulated with by default (`gpuplan mig`).
-pub const DEFAULT_FLEET_VERIFY_REQUESTS: u64 = 5_000;
+pub const DEFAULT_FLEET_VERIFY_REQUESTS: u64 = gpuplan_app::DEFAULT_FLEET_VERIFY_REQUESTS;
 /// Plans `plan` simulates by default (`--verify`).
 pub const DEFAULT_VERIFY_PLANS: usize = 5;
 /// Requests per verification simulation by default.

@@ -133,11 +133,6 @@ pub fn training_factors(path: Option<&Path>) -> CliResult<gpuplan_core::training
     }
 }
 
-/// Reads and validates a fleet workload file (`kind = "fleet"`).
-pub fn fleet(catalog: &Catalog, path: &Path) -> CliResult<gpuplan_core::Fleet> {
-    Ok(WorkloadInput::from_file(path)?.fleet(catalog)?)
-}
-
 /// Stops with bad input when the workload file declares a `kind` the verb
 /// does not take, naming the verb that does (unknown kinds fall through to
 /// the validation's own message).

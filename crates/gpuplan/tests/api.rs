@@ -161,6 +161,40 @@ fn plan_returns_the_cli_json_byte_for_byte_from_toml_and_json() {
 }
 
 #[test]
+fn service_plans_match_the_cli_and_llm_only_operations_say_so() {
+    for name in [
+        "sdxl-images.toml",
+        "whisper-live.toml",
+        "rag-embeddings.toml",
+    ] {
+        let path = format!("examples/services/{name}");
+        let cli_out = cli_json(&["plan", &path, "--json"]);
+        let (status, body) = call(
+            "POST",
+            "/v1/plan",
+            Some("application/toml"),
+            &example(&format!("services/{name}")),
+        );
+        assert_eq!(status, StatusCode::OK, "{name}: {body}");
+        assert_same(&body, &cli_out, &path);
+    }
+    for uri in [
+        "/v1/plan/curves",
+        "/v1/explain?rank=1",
+        "/v1/export?kind=k8s",
+    ] {
+        let (status, body) = call(
+            "POST",
+            uri,
+            Some("application/toml"),
+            &example("services/sdxl-images.toml"),
+        );
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{uri}: {body}");
+        assert_eq!(error_of(&body)["field"], "model.id", "{uri}: {body}");
+    }
+}
+
+#[test]
 fn training_plan_export_and_explain_match_the_cli() {
     let cli_out = cli_json(&["plan", "examples/training/lora-8b.toml", "--json"]);
     let (status, body) = call(
@@ -236,6 +270,48 @@ fn training_plan_export_and_explain_match_the_cli() {
         assert_same(&contents, &on_disk, name);
     }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn mig_fleet_matches_the_cli() {
+    let cli_out = cli_json(&[
+        "mig",
+        "examples/fleets/fleet-12.toml",
+        "--gpu",
+        "H100",
+        "--verify-requests",
+        "1000",
+        "--json",
+    ]);
+    let (status, body) = call(
+        "POST",
+        "/v1/mig?gpu=H100&verify_requests=1000",
+        Some("application/toml"),
+        &example("fleets/fleet-12.toml"),
+    );
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_same(&body, &cli_out, "POST /v1/mig");
+    // A GPU without MIG is bad input naming the query parameter; an
+    // inference workload is pointed at /v1/plan.
+    let (status, body) = call(
+        "POST",
+        "/v1/mig?gpu=l4&no_verify=true",
+        Some("application/toml"),
+        &example("fleets/fleet-12.toml"),
+    );
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    assert_eq!(error_of(&body)["field"], "gpu", "{body}");
+    let (status, body) = call(
+        "POST",
+        "/v1/mig",
+        Some("application/toml"),
+        &example("chat-70b.toml"),
+    );
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    assert!(error_of(&body)["message"]
+        .as_str()
+        .expect("message")
+        .contains("/v1/plan"));
 }
 
 #[test]
@@ -502,6 +578,7 @@ fn openapi_is_valid_3_1_and_lists_every_route() {
         ("/v1/plan/curves", "post"),
         ("/v1/explain", "post"),
         ("/v1/export", "post"),
+        ("/v1/mig", "post"),
         ("/v1/estimate", "post"),
         ("/v1/fit", "post"),
         ("/v1/validate", "get"),

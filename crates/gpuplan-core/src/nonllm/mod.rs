@@ -1,7 +1,7 @@
 //! Image generation (diffusion), speech-to-text (Whisper) and encoder
 //! (embedding, reranking, QA) services: work per request counted from the
-//! published shapes ([`work`]), timed through the same roofline, tensor
-//! rates and calibrated efficiencies as the LLM engines ([`cost`]).
+//! published shapes (`work.rs`), timed through the same roofline, tensor
+//! rates and calibrated efficiencies as the LLM engines (`cost.rs`).
 
 mod cost;
 mod fit;

@@ -6,28 +6,19 @@ use crate::cli::{MigCmd, MigExportArg};
 use crate::error::{CliError, CliResult};
 use crate::load;
 use gpuplan_catalog::Catalog;
-use gpuplan_core::{plan_fleet, FleetReport};
-use gpuplan_sim::{plan_verified_fleet, VerifyOptions};
+use gpuplan_core::FleetReport;
 use std::path::Path;
 
 pub fn run(catalog: &Catalog, cmd: &MigCmd, path: &Path) -> CliResult {
     load::expect_kind(path, "mig", &["fleet"])?;
-    let fleet = load::fleet(catalog, path)?;
     let cal = load::calibration(cmd.calibration.as_deref())?;
-    // A --gpu that is not MIG-capable is bad input, caught before simulating.
-    let first = plan_fleet(catalog, &cal, &fleet, cmd.gpu.as_deref())
-        .map_err(|e| CliError::bad(format!("--gpu: {e}")))?;
-    let (report, missed) = if cmd.no_verify || !first.feasible {
-        (first, 0)
-    } else {
-        let options = VerifyOptions {
-            top: fleet.services.len(),
-            requests: cmd.verify_requests,
-            seed: 1,
-        };
-        plan_verified_fleet(catalog, &cal, &fleet, cmd.gpu.as_deref(), options)
-            .map_err(|e| CliError::Internal(format!("fleet simulation: {e}")))?
+    let settings = gpuplan_app::FleetSettings {
+        gpu: cmd.gpu.clone(),
+        no_verify: cmd.no_verify,
+        verify_requests: Some(cmd.verify_requests),
     };
+    let input = gpuplan_app::WorkloadInput::from_file(path)?;
+    let (report, missed) = gpuplan_app::fleet_plan(catalog, &cal, &input, &settings)?;
     if let Some(kind) = cmd.export {
         super::check_finite(&report)?;
         if report.feasible {
