@@ -38,6 +38,7 @@ mod fit;
 mod fleet;
 mod plan;
 mod replica;
+mod simulate;
 mod sources;
 mod training;
 mod validate;
@@ -60,6 +61,12 @@ pub use plan::{
     CURVE_POINTS, PLAN_RANKS, VERIFY_PLANS, VERIFY_REQUESTS,
 };
 pub use replica::{check, parse_precision, FieldNames, ModelRequest, ReplicaRequest};
+pub use simulate::{
+    build_traffic, dynamics, prepare_plan_simulation, PlanSimulation, PlanSimulationSetup,
+    RateCurveSetting, SimulateSettings, DEFAULT_SIM_REQUESTS, SIM_DELAY_S, SIM_DURATION_S,
+    SIM_LOSS_RATE, SIM_REPLICAS, SIM_REQUESTS, SIM_SAMPLE_S, SIM_TARGET, SIM_TIMEOUT_S, SIM_USERS,
+    SIM_WARMUP,
+};
 pub use sources::{load_catalog, read, workload_format, CatalogSources, FileAccess, WorkloadInput};
 pub use training::{
     training_explain_text, training_layout_label, training_method_label, training_plan_by_rank,

@@ -404,6 +404,150 @@ pub async fn export(
     .await
 }
 
+/// Query of `/v1/simulate`: what `gpuplan simulate W`'s flags set (a trace or
+/// a rate table cannot be given: they are files).
+#[derive(Debug, Clone, Deserialize, utoipa::IntoParams)]
+#[serde(deny_unknown_fields)]
+pub struct SimulateQuery {
+    /// Which plan to replay (default 1, the cheapest).
+    pub plan: Option<usize>,
+    /// Requests to simulate (default 100000).
+    pub requests: Option<u64>,
+    /// Simulated seconds of arrivals instead of a request count.
+    pub duration: Option<f64>,
+    /// Seed of the synthetic traffic (default 1).
+    pub seed: Option<u64>,
+    /// Share of the arrivals left out of the statistics (default 0.1).
+    pub warmup: Option<f64>,
+    /// `least-outstanding` (default), `round-robin` or `least-kv`.
+    pub router: Option<String>,
+    /// `diurnal`: a daily curve from the workload's peak and mean rates.
+    pub rate_curve: Option<String>,
+    /// Closed-loop users instead of open arrivals.
+    pub users: Option<u32>,
+    /// Mean think time of a closed-loop user, s.
+    pub think_time: Option<f64>,
+    /// Scale replicas with the load.
+    pub autoscale: Option<bool>,
+    /// Fewest replicas when autoscaling.
+    pub min_replicas: Option<u32>,
+    /// Most replicas when autoscaling.
+    pub max_replicas: Option<u32>,
+    /// Requests outstanding per replica the autoscaler aims at.
+    pub target_outstanding: Option<f64>,
+    /// Seconds from a scale-up decision to the replica serving.
+    pub scale_up_delay: Option<f64>,
+    /// Seconds after a scaling step before a scale-down.
+    pub cooldown: Option<f64>,
+    /// Replicas lost per replica-hour.
+    pub failures_per_hour: Option<f64>,
+    /// Seconds until a lost replica's replacement serves.
+    pub replacement_delay: Option<f64>,
+    /// A request that finds no replica up gives up after this many seconds.
+    pub request_timeout: Option<f64>,
+    /// Seconds between time-series rows (the result then carries the series).
+    pub sample_every: Option<f64>,
+}
+
+impl SimulateQuery {
+    fn settings(self) -> Result<gpuplan_app::SimulateSettings, ApiError> {
+        let d = gpuplan_app::SimulateSettings::default();
+        let router = match self.router.as_deref() {
+            None | Some("least-outstanding") => gpuplan_sim::Router::LeastOutstanding,
+            Some("round-robin") => gpuplan_sim::Router::RoundRobin,
+            Some("least-kv") => gpuplan_sim::Router::LeastKv,
+            Some(other) => {
+                return Err(ApiError::bad_field(
+                    "router",
+                    format!(
+                        "router `{other}`: expected least-outstanding, round-robin or least-kv"
+                    ),
+                ))
+            }
+        };
+        let rate_curve = match self.rate_curve.as_deref() {
+            None => None,
+            Some("diurnal") => Some(gpuplan_app::RateCurveSetting::Diurnal),
+            Some(other) => {
+                return Err(ApiError::bad_field(
+                    "rate_curve",
+                    format!(
+                    "rate_curve `{other}`: expected diurnal (rate tables are files: use the CLI)"
+                ),
+                ))
+            }
+        };
+        if self.requests.is_some() && self.duration.is_some() {
+            return Err(ApiError::bad_field(
+                "duration",
+                "requests and duration: give one of them",
+            ));
+        }
+        Ok(gpuplan_app::SimulateSettings {
+            requests: self.requests,
+            duration: self.duration,
+            seed: self.seed.unwrap_or(d.seed),
+            warmup: self.warmup.unwrap_or(d.warmup),
+            router,
+            rate_curve,
+            trace: None,
+            users: self.users,
+            think_time: self.think_time.unwrap_or(d.think_time),
+            autoscale: self.autoscale.unwrap_or(false),
+            min_replicas: self.min_replicas,
+            max_replicas: self.max_replicas,
+            target_outstanding: self.target_outstanding,
+            scale_up_delay: self.scale_up_delay,
+            cooldown: self.cooldown,
+            failures_per_hour: self.failures_per_hour,
+            replacement_delay: self.replacement_delay,
+            request_timeout: self.request_timeout,
+            sample_every: self.sample_every,
+        })
+    }
+}
+
+/// `POST /v1/simulate`: plan N replayed in the discrete-event simulator.
+#[utoipa::path(
+    post,
+    path = "/v1/simulate",
+    params(SimulateQuery),
+    request_body(content = Object, description = "An inference workload, as for /v1/plan"),
+    responses(
+        (status = 200, description = "What `gpuplan simulate W --json` prints with the same settings, byte for byte", body = Object),
+        (status = 400, description = "Bad input", body = crate::ErrorBody),
+        (status = 422, description = "No feasible plan: `report` holds the rejection reasons", body = crate::ErrorBody),
+    )
+)]
+pub async fn simulate(
+    State(state): State<Shared>,
+    headers: HeaderMap,
+    q: Result<Query<SimulateQuery>, QueryRejection>,
+    body: Result<Bytes, BytesRejection>,
+) -> ApiResult {
+    let q = query(q)?;
+    let rank = q.plan.unwrap_or(1);
+    let settings = q.settings()?;
+    let input = WorkloadInput::from_request(body_text(&state, body)?, workload_syntax(&headers)?);
+    blocking(&state, move |s| match gpuplan_app::prepare_plan_simulation(
+        &s.catalog,
+        &s.calibration,
+        &input,
+        rank,
+        &settings,
+    )? {
+        gpuplan_app::PlanSimulationSetup::Infeasible(b) => {
+            let text = gpuplan_app::to_json(&b.1)?;
+            Err(infeasible(text, b.1.hint.as_deref()))
+        }
+        gpuplan_app::PlanSimulationSetup::Ready(sim) => {
+            let result = sim.run(&mut |_| {})?;
+            json_ok(&result)
+        }
+    })
+    .await
+}
+
 /// Query of `/v1/mig`: what `gpuplan mig FLEET`'s flags set.
 #[derive(Debug, Clone, Deserialize, utoipa::IntoParams)]
 #[serde(deny_unknown_fields)]

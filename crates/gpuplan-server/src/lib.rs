@@ -128,6 +128,7 @@ pub fn router(state: Shared) -> Router {
         .route("/v1/explain", post(handlers::explain))
         .route("/v1/export", post(handlers::export))
         .route("/v1/mig", post(handlers::mig))
+        .route("/v1/simulate", post(handlers::simulate))
         .route("/v1/estimate", post(handlers::estimate))
         .route("/v1/fit", post(handlers::fit))
         .route("/v1/validate", get(handlers::validate))

@@ -17,6 +17,7 @@ use utoipa::OpenApi;
         handlers::explain,
         handlers::export,
         handlers::mig,
+        handlers::simulate,
         handlers::estimate,
         handlers::fit,
         handlers::validate,

@@ -620,12 +620,9 @@ pub enum ExportArg {
     Engine,
 }
 
-/// `simulate --requests`: 1 to 10^8 requests.
-const SIM_REQUESTS: Count = Count::new(1, 100_000_000);
-/// `simulate --duration`: up to 10^7 simulated seconds (~116 days).
-const SIM_DURATION_S: Span = Span::above(0.0, 1e7);
-/// `simulate --warmup`: the share of arrivals left out of the statistics.
-const SIM_WARMUP: Span = Span::from(0.0, 0.9);
+use gpuplan_app::SIM_DURATION_S;
+use gpuplan_app::SIM_REQUESTS;
+use gpuplan_app::SIM_WARMUP;
 /// `simulate --seed`: any 64-bit number.
 const SIM_SEED: Count = Count::new(0, u64::MAX);
 
@@ -760,20 +757,13 @@ pub struct SimulateCmd {
 
 /// `simulate --usd-per-hour`.
 const SIM_PRICE: Span = Span::from(0.0, 1e7);
-/// `simulate --users`.
-const SIM_USERS: Count = Count::new(1, 10_000_000);
-/// `simulate --min/--max-replicas`.
-const SIM_REPLICAS: Count = Count::new(1, 100_000);
-/// `simulate --target-outstanding`.
-const SIM_TARGET: Span = Span::above(0.0, 1e6);
-/// `simulate` delays: up to a day.
-const SIM_DELAY_S: Span = Span::from(0.0, 86_400.0);
-/// `simulate --failures-per-hour`: up to one loss a minute.
-const SIM_LOSS_RATE: Span = Span::from(0.0, 60.0);
-/// `simulate --request-timeout`.
-const SIM_TIMEOUT_S: Span = Span::above(0.0, 86_400.0);
-/// `simulate --sample-every`.
-const SIM_SAMPLE_S: Span = Span::above(0.0, 86_400.0);
+use gpuplan_app::SIM_DELAY_S;
+use gpuplan_app::SIM_LOSS_RATE;
+use gpuplan_app::SIM_REPLICAS;
+use gpuplan_app::SIM_SAMPLE_S;
+use gpuplan_app::SIM_TARGET;
+use gpuplan_app::SIM_TIMEOUT_S;
+use gpuplan_app::SIM_USERS;
 
 #[cfg(test)]
 mod tests {

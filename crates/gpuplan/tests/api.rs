@@ -273,6 +273,68 @@ fn training_plan_export_and_explain_match_the_cli() {
 }
 
 #[test]
+fn simulate_matches_the_cli() {
+    let cli_out = cli_json(&[
+        "simulate",
+        "examples/code-completion.toml",
+        "--requests",
+        "3000",
+        "--json",
+    ]);
+    let (status, body) = call(
+        "POST",
+        "/v1/simulate?requests=3000",
+        Some("application/toml"),
+        &example("code-completion.toml"),
+    );
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_same(&body, &cli_out, "POST /v1/simulate");
+
+    // Plan 2, a daily curve, autoscaling and another router: the flags and
+    // the query set the same things.
+    let cli_out = cli_json(&[
+        "simulate",
+        "examples/chat-70b.toml",
+        "--plan",
+        "2",
+        "--rate-curve",
+        "diurnal",
+        "--duration",
+        "1800",
+        "--autoscale",
+        "--router",
+        "round-robin",
+        "--seed",
+        "7",
+        "--json",
+    ]);
+    let (status, body) = call(
+        "POST",
+        "/v1/simulate?plan=2&rate_curve=diurnal&duration=1800&autoscale=true&router=round-robin&seed=7",
+        Some("application/toml"),
+        &example("chat-70b.toml"),
+    );
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_same(&body, &cli_out, "POST /v1/simulate (diurnal, autoscale)");
+
+    for (uri, field) in [
+        ("/v1/simulate?router=random", "router"),
+        ("/v1/simulate?rate_curve=rates.csv", "rate_curve"),
+        ("/v1/simulate?warmup=0.95", "warmup"),
+        ("/v1/simulate?plan=0", "plan"),
+    ] {
+        let (status, body) = call(
+            "POST",
+            uri,
+            Some("application/toml"),
+            &example("code-completion.toml"),
+        );
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{uri}: {body}");
+        assert_eq!(error_of(&body)["field"], field, "{uri}: {body}");
+    }
+}
+
+#[test]
 fn mig_fleet_matches_the_cli() {
     let cli_out = cli_json(&[
         "mig",
@@ -579,6 +641,7 @@ fn openapi_is_valid_3_1_and_lists_every_route() {
         ("/v1/explain", "post"),
         ("/v1/export", "post"),
         ("/v1/mig", "post"),
+        ("/v1/simulate", "post"),
         ("/v1/estimate", "post"),
         ("/v1/fit", "post"),
         ("/v1/validate", "get"),

@@ -3,61 +3,52 @@
 
 use super::fit::{check, flag_spelling, replica_layout, resolve_replica};
 use super::{check_finite, print_json, table};
-use crate::cli::{
-    ReplicaArgs, RouterArg, SimulateCmd, DEFAULT_VERIFY_PLANS, DEFAULT_VERIFY_REQUESTS,
-};
+use crate::cli::{ReplicaArgs, RouterArg, SimulateCmd};
 use crate::error::{CliError, CliResult};
 use crate::load;
+use gpuplan_app::{
+    build_traffic, dynamics, prepare_plan_simulation, PlanSimulation, PlanSimulationSetup,
+    RateCurveSetting, SimulateSettings, WorkloadInput,
+};
 use gpuplan_catalog::Catalog;
 use gpuplan_core::{
-    inference_memory, plan_replica, EngineLimits, InferenceWorkload, Plan, PlanReport, ReplicaSpec,
-    Slo, Spelling,
+    inference_memory, EngineLimits, InferenceWorkload, Plan, PlanReport, ReplicaSpec, Slo, Spelling,
 };
 use gpuplan_sim::{
-    scale_up_delay_s, simulate_with_progress, ArrivalProcess, Autoscale, ClosedLoop,
-    DeploymentCost, Dynamics, EngineConfig, Failures, Histograms, Percentiles, Progress, RateCurve,
-    Router, SimConfig, SimResult, Stop, SyntheticTraffic, TimePoint, Trace, Traffic, VerifyOptions,
-    DAY_S, HPA_SCALE_DOWN_STABILIZATION_S, HPA_SYNC_PERIOD_S, VLLM_BLOCK_TOKENS,
+    simulate_with_progress, ArrivalProcess, DeploymentCost, EngineConfig, Histograms, Percentiles,
+    Progress, RateCurve, Router, SimConfig, SimResult, Stop, TimePoint, Trace, Traffic,
+    VLLM_BLOCK_TOKENS,
 };
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-
-/// Requests simulated when neither `--requests`, `--duration` nor `--trace` is given.
-const DEFAULT_REQUESTS: u64 = 100_000;
 
 pub fn run(catalog: &Catalog, cmd: SimulateCmd) -> CliResult {
     let cal = load::calibration(cmd.calibration.as_deref())?;
     load::expect_kind(&cmd.workload, "simulate", &["inference"])?;
     load::reject_nonllm(&cmd.workload, "simulate")?;
-    let (w, raw) = load::workload_with_raw(catalog, &cmd.workload)?;
-    let histograms = Histograms {
-        input: raw.traffic.input_tokens.histogram.as_deref(),
-        output: raw.traffic.output_tokens.histogram.as_deref(),
-    };
+    let settings = settings(&cmd)?;
     if cmd.gpu.is_some() {
-        return run_deployment(catalog, &cal, &w, histograms, &cmd);
+        let (w, raw) = load::workload_with_raw(catalog, &cmd.workload)?;
+        let histograms = Histograms {
+            input: raw.traffic.input_tokens.histogram.as_deref(),
+            output: raw.traffic.output_tokens.histogram.as_deref(),
+        };
+        return run_deployment(catalog, &cal, &w, histograms, &cmd, &settings);
     }
-    // Plan N as `gpuplan plan` shows it: after the default verification.
-    let verify = VerifyOptions {
-        top: DEFAULT_VERIFY_PLANS,
-        requests: DEFAULT_VERIFY_REQUESTS,
-        seed: 1,
+    let input = WorkloadInput::from_file(&cmd.workload)?;
+    let sim = match prepare_plan_simulation(catalog, &cal, &input, cmd.plan, &settings)? {
+        PlanSimulationSetup::Ready(sim) => sim,
+        PlanSimulationSetup::Infeasible(b) => {
+            print_infeasible(&b.0, &b.1);
+            return Err(CliError::Infeasible);
+        }
     };
-    let (_, report) = super::plan::verified_plan(catalog, &cal, &cmd.workload, cmd.plan, verify)?;
-    if report.plans.is_empty() {
-        print_infeasible(&w, &report);
-        return Err(CliError::Infeasible);
-    }
-    let Some(p) = report.plans.iter().find(|p| p.rank == cmd.plan) else {
-        return Err(CliError::bad(format!(
-            "--plan {}: expected a plan number from 1 to {} (the feasible plans of {})",
-            cmd.plan,
-            report.plans.len(),
-            cmd.workload.display()
-        )));
-    };
-    let replica = plan_replica(catalog, &w, &cal, p)?;
-    let traffic = build_traffic(&cmd, &w, histograms)?;
-    let config = build_config(&cmd, &w, p, &replica.memory)?;
+    let PlanSimulation {
+        workload: w,
+        plan: p,
+        config,
+        traffic,
+        deployment,
+    } = *sim;
     let title = format!(
         "Plan {} of {}: {} {} {}, {} replica(s) of {} × {} (TP{}/PP{}), {} weights, {} KV cache",
         p.rank,
@@ -75,9 +66,52 @@ pub fn run(catalog: &Catalog, cmd: SimulateCmd) -> CliResult {
     );
     let subject = Subject {
         title,
-        plan: Some(p),
+        plan: Some(&p),
     };
-    simulate_and_print(&cmd, &w, subject, replica.deployment, &config, &traffic)
+    simulate_and_print(&cmd, &w, subject, deployment, &config, &traffic)
+}
+
+/// The façade's settings from the flags, with the trace and rate-curve files read.
+fn settings(cmd: &SimulateCmd) -> CliResult<SimulateSettings> {
+    let trace = match &cmd.trace {
+        None => None,
+        Some(path) => {
+            let name = path.display().to_string();
+            Some(Trace::parse(&name, &load::read(path)?)?)
+        }
+    };
+    let rate_curve = match cmd.rate_curve.as_deref() {
+        None => None,
+        Some("diurnal") => Some(RateCurveSetting::Diurnal),
+        Some(file) => {
+            let path = std::path::Path::new(file);
+            Some(RateCurveSetting::Table(RateCurve::parse(
+                file,
+                &load::read(path)?,
+            )?))
+        }
+    };
+    Ok(SimulateSettings {
+        requests: cmd.requests,
+        duration: cmd.duration,
+        seed: cmd.seed,
+        warmup: cmd.warmup,
+        router: router(cmd.router),
+        rate_curve,
+        trace,
+        users: cmd.users,
+        think_time: cmd.think_time,
+        autoscale: cmd.autoscale,
+        min_replicas: cmd.min_replicas,
+        max_replicas: cmd.max_replicas,
+        target_outstanding: cmd.target_outstanding,
+        scale_up_delay: cmd.scale_up_delay,
+        cooldown: cmd.cooldown,
+        failures_per_hour: cmd.failures_per_hour,
+        replacement_delay: cmd.replacement_delay,
+        request_timeout: cmd.request_timeout,
+        sample_every: cmd.timeseries.is_some().then_some(cmd.sample_every),
+    })
 }
 
 /// What is simulated: a plan (its analytical p99s are shown beside the
@@ -94,6 +128,7 @@ fn run_deployment(
     w: &InferenceWorkload,
     histograms: Histograms<'_>,
     cmd: &SimulateCmd,
+    settings: &SimulateSettings,
 ) -> CliResult {
     let args = ReplicaArgs {
         gpu: cmd.gpu.clone().unwrap_or_default(),
@@ -135,7 +170,7 @@ fn run_deployment(
         return Err(CliError::Infeasible);
     }
     let deployment = checked.deployment(cal)?;
-    let traffic = build_traffic(cmd, w, histograms)?;
+    let traffic = build_traffic(settings, w, histograms)?;
     let narrow = |field: &str, v: u64| {
         u32::try_from(v)
             .map_err(|_| CliError::bad(format!("{field} {v}: expected at most 2^32 − 1")))
@@ -156,7 +191,13 @@ fn run_deployment(
         slo: w.slo,
         usd_per_hour: cmd.usd_per_hour,
         seed: cmd.seed,
-        dynamics: dynamics(cmd, w, None, target, memory.per_gpu.weights_gib),
+        dynamics: dynamics(
+            settings,
+            w,
+            None,
+            (target, cmd.replicas),
+            memory.per_gpu.weights_gib,
+        ),
     };
     let title = format!(
         "Deployment for {}: {} replica(s) of {} × {} (TP{}/PP{}), {} weights, {} KV cache",
@@ -204,125 +245,11 @@ fn simulate_and_print(
     Ok(())
 }
 
-/// The traffic: a trace, or the workload's synthetic traffic at its peak
-/// rate or along `--rate-curve`.
-fn build_traffic(
-    cmd: &SimulateCmd,
-    w: &InferenceWorkload,
-    histograms: Histograms<'_>,
-) -> CliResult<Traffic> {
-    if let Some(path) = &cmd.trace {
-        let name = path.display().to_string();
-        return Ok(Traffic::Trace(Trace::parse(&name, &load::read(path)?)?));
-    }
-    let rate_curve = match cmd.rate_curve.as_deref() {
-        None => None,
-        Some("diurnal") => Some(RateCurve::diurnal(
-            w.peak_requests_per_s,
-            w.mean_requests_per_s,
-        )?),
-        Some(file) => {
-            let path = std::path::Path::new(file);
-            Some(RateCurve::parse(file, &load::read(path)?)?)
-        }
-    };
-    let stop = match (cmd.duration, cmd.requests) {
-        (Some(s), _) => Stop::Duration(s),
-        (None, Some(n)) => Stop::Requests(n),
-        // A daily curve runs a day by default.
-        (None, None) if cmd.rate_curve.as_deref() == Some("diurnal") => Stop::Duration(DAY_S),
-        (None, None) => Stop::Requests(DEFAULT_REQUESTS),
-    };
-    let mut synthetic =
-        SyntheticTraffic::from_workload(w, histograms.input, histograms.output, stop)?;
-    synthetic.rate_curve = rate_curve;
-    synthetic.clients = cmd.users.map(|users| ClosedLoop {
-        users,
-        think_time_s: cmd.think_time,
-    });
-    Ok(Traffic::Synthetic(synthetic))
-}
-
-/// The simulated fleet: the plan's replicas and engine settings, and the
-/// dynamics the flags ask for.
-fn build_config(
-    cmd: &SimulateCmd,
-    w: &InferenceWorkload,
-    p: &Plan,
-    memory: &gpuplan_core::InferenceMemory,
-) -> CliResult<SimConfig> {
-    let narrow = |field: &str, v: u64| {
-        u32::try_from(v).map_err(|_| {
-            CliError::Internal(format!("plan {field} {v} does not fit the simulator's u32"))
-        })
-    };
-    let d = &p.derivation;
-    // Little's law: requests in a replica at its capacity within the SLO.
-    let target = (d.capacity_requests_per_s_per_replica * d.service_s).max(1.0);
-    Ok(SimConfig {
-        replicas: p.replicas,
-        engine: EngineConfig {
-            max_num_seqs: narrow("max_num_seqs", p.max_num_seqs)?,
-            max_batched_tokens: narrow("max_batched_tokens", p.max_batched_tokens)?,
-            kv_cache_tokens: memory.kv_cache_tokens,
-            block_tokens: VLLM_BLOCK_TOKENS,
-        },
-        router: router(cmd.router),
-        warmup_fraction: cmd.warmup,
-        slo: w.slo,
-        usd_per_hour: Some(p.usd_per_hour),
-        seed: cmd.seed,
-        dynamics: dynamics(cmd, w, Some(p), target, memory.per_gpu.weights_gib),
-    })
-}
-
 fn router(arg: RouterArg) -> Router {
     match arg {
         RouterArg::LeastOutstanding => Router::LeastOutstanding,
         RouterArg::RoundRobin => Router::RoundRobin,
         RouterArg::LeastKv => Router::LeastKv,
-    }
-}
-
-/// Autoscaling, losses, timeouts and sampling as the flags ask. `target`:
-/// the default requests outstanding per replica; a spot plan's losses
-/// default to the workload's spot preemption rate.
-fn dynamics(
-    cmd: &SimulateCmd,
-    w: &InferenceWorkload,
-    plan: Option<&Plan>,
-    target: f64,
-    weights_gib_per_gpu: f64,
-) -> Dynamics {
-    let scale_up_delay_s = cmd
-        .scale_up_delay
-        .unwrap_or_else(|| scale_up_delay_s(weights_gib_per_gpu));
-    let autoscale = cmd.autoscale.then(|| Autoscale {
-        min_replicas: cmd.min_replicas.unwrap_or(w.constraints.min_replicas),
-        max_replicas: cmd
-            .max_replicas
-            .unwrap_or(plan.map_or(cmd.replicas, |p| p.replicas)),
-        target_outstanding: cmd.target_outstanding.unwrap_or(target),
-        interval_s: HPA_SYNC_PERIOD_S,
-        scale_up_delay_s,
-        cooldown_s: cmd.cooldown.unwrap_or(HPA_SCALE_DOWN_STABILIZATION_S),
-    });
-    // A replica spanning several instances is lost when any of them is.
-    let spot_rate = plan.filter(|p| p.spot).map(|p| {
-        let instances = (p.gpus_per_replica as f64 / p.gpus_per_instance as f64).ceil();
-        w.pricing.spot_preemptions_per_hour * instances.max(1.0)
-    });
-    let failures = cmd.failures_per_hour.or(spot_rate).map(|rate| Failures {
-        per_replica_per_hour: rate,
-        replacement_delay_s: cmd
-            .replacement_delay
-            .unwrap_or(w.pricing.spot_replacement_hours * 3600.0),
-    });
-    Dynamics {
-        autoscale,
-        failures,
-        request_timeout_s: cmd.request_timeout,
-        sample_every_s: cmd.timeseries.is_some().then_some(cmd.sample_every),
     }
 }
 
