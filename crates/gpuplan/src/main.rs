@@ -9,6 +9,11 @@ use clap::Parser;
 use error::{CliError, EXIT_OK};
 use std::io::Write;
 
+/// mimalloc instead of glibc malloc: the server plans on several threads with
+/// large short-lived buffers, and glibc's per-thread arenas kept growing.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() {
     // A closed pipe (`gpuplan ... | head`) is not an error: stop quietly, as ripgrep does.
     let default_hook = std::panic::take_hook();
