@@ -81,9 +81,17 @@ print("latency ms: " + "  ".join(f"{k} {p[k] * 1e3:.0f}" for k in ("p50", "p90",
 print("status: " + ", ".join(f"{k}: {v}" for k, v in sorted(r["statusCodeDistribution"].items())) +
       (f"; errors: {r['errorDistribution']}" if r.get("errorDistribution") else ""))
 rows = [{k: float(v) for k, v in row.items()} for row in csv.DictReader(open(sys.argv[2]))]
-at = lambda n: next((row for row in rows if row["plan_requests"] >= n), rows[-1])
-first, last = at(1000), rows[-1]
-print(f"RSS after {int(first['plan_requests'])} requests: {first['rss_kib'] / 1024:.1f} MiB; "
-      f"after {int(last['plan_requests'])}: {last['rss_kib'] / 1024:.1f} MiB "
-      f"({(last['rss_kib'] / first['rss_kib'] - 1) * 100:+.1f} %); peak (VmHWM) {last['hwm_kib'] / 1024:.1f} MiB")
+import statistics
+# RSS under load moves with the plans in flight: compare medians over a
+# window of requests rather than single samples.
+def window(lo, hi):
+    v = [x["rss_kib"] for x in rows if lo <= x["plan_requests"] < hi]
+    return statistics.median(v) / 1024 if v else float("nan")
+n = int(rows[-1]["plan_requests"])
+early, late = window(1000, 1500), window(n - 500, n)
+print(f"RSS median over requests 1000-1500: {early:.1f} MiB; over {n - 500}-{n}: {late:.1f} MiB "
+      f"({(late / early - 1) * 100:+.1f} %)")
+print(f"idle RSS after the run: {rows[-1]['rss_kib'] / 1024:.1f} MiB; peak (VmHWM): {rows[-1]['hwm_kib'] / 1024:.1f} MiB")
+for k in range(0, n, 1000):
+    print(f"  requests {k}-{k + 1000}: median RSS {window(k, k + 1000):.1f} MiB")
 PY
