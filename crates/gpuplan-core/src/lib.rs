@@ -84,8 +84,7 @@ pub use plan::{
 pub use queueing::{erlang_c, mean_wait_s, wait_probability, wait_quantile_s};
 pub use replay::{plan_replica, PlanReplica};
 pub use serving::{
-    block_tokens, burst, estimate, max_concurrency, prefill_under_load_s, steady_state,
-    trtllm_bench_settings, trtllm_bench_throughput, trtllm_kv_tokens, BurstResult, Estimate,
+    block_tokens, estimate, max_concurrency, prefill_under_load_s, steady_state, Estimate,
     SteadyState, KV_BLOCK_TOKENS,
 };
 pub use tails::{lognormal_cv2, TailInputs, TailModel, Tails};
@@ -93,10 +92,11 @@ pub use training_memory::{
     training_memory, FineTuneMethod, Optimizer, PipelineSchedule, Recompute, TrainingMemory,
     TrainingMemoryInput, ALLOCATOR_OVERHEAD_FRACTION,
 };
+// The benchmark harnesses (trtllm-bench settings, bursts, losses) stay
+// inside the crate: `validate*` and the fits are the public surface.
 pub use validate::{
-    calibration_loss, fit_calibration, fit_training_calibration, number_after, percentile,
-    predict_inference, summarize, training_loss, validate, validate_all, validate_with,
-    ErrorSummary, Prediction, ValidationReport, ValidationRow, ValidationSummary,
+    calibration_loss, fit_calibration, fit_training_calibration, summarize, validate, validate_all,
+    validate_with, ErrorSummary, Prediction, ValidationReport, ValidationRow, ValidationSummary,
 };
 pub use workload::{
     default_kv_precision, Bucket, Constraints, InferenceWorkload, PriceTrust, Pricing, RawWorkload,
