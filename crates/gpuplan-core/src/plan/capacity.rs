@@ -15,16 +15,13 @@ use crate::tails::{lognormal_cv2, TailInputs, TailModel, Tails};
 use crate::workload::{default_kv_precision, InferenceWorkload};
 use gpuplan_catalog::{GpuSpec, Precision};
 
-/// Batch caps (vLLM `--max-num-seqs`) the coarse search tries; the best is
-/// then refined between its neighbours.
+/// Batch caps (vLLM `--max-num-seqs`) the coarse search tries; the exact
+/// best cap is then searched for between the best one's neighbours.
 pub const BATCH_CAPS: [u64; 8] = [8, 16, 32, 64, 128, 256, 512, 1024];
 
 /// Largest batch cap considered: the memory model reserves engine workspace
 /// for this many sequences.
 const MAX_BATCH_CAP: u64 = 1024;
-
-/// Steps the refinement takes between the best coarse cap's neighbours.
-const REFINE_STEPS: u64 = 8;
 
 /// The per-replica result of the performance side for one configuration.
 #[derive(Debug, Clone)]
@@ -306,26 +303,60 @@ fn coarse_caps(kv_sequences: u64) -> Vec<u64> {
     caps
 }
 
-/// Caps strictly between the best coarse cap's neighbours, in about
-/// [`REFINE_STEPS`] steps each side: capacity is not monotone in the cap
-/// (more slots ⇒ more throughput but slower iterations), so a cap between
-/// two powers of two can carry up to ~15 % more load within the SLO.
-fn refined_caps(best: u64, kv_sequences: u64) -> Vec<u64> {
-    let lo = (best / 2).max(1);
-    let hi = best.saturating_mul(2).min(kv_sequences).min(MAX_BATCH_CAP);
-    let step = (best / REFINE_STEPS).max(1);
-    let mut caps = Vec::new();
-    let mut b = lo + step;
-    while b < hi {
-        if b != best {
-            caps.push(b);
-        }
-        b += step;
-    }
-    caps
+/// The coarse caps on either side of `centre` (the bracket the best cap
+/// lies in when capacity is unimodal in the cap): from the next smaller
+/// coarse cap (or 1) to the next larger one (or `centre` itself).
+fn bracket(caps: &[u64], centre: u64) -> (u64, u64) {
+    let i = caps.iter().position(|&b| b == centre).unwrap_or(0);
+    let lo = if i > 0 { caps[i - 1] } else { 1 };
+    let hi = caps.get(i + 1).copied().unwrap_or(centre);
+    (lo.min(centre), hi.max(centre))
 }
 
-/// Tries every coarse cap, then refines around the best.
+/// The integer in `[lo, hi]` where `f` is largest, for `f` unimodal
+/// (rising, then falling): golden-section search on the integers (Kiefer,
+/// "Sequential minimax search for a maximum", 1953), about
+/// log_φ(hi − lo) + 3 evaluations. On a tie it keeps the smaller half.
+/// Capacity within the SLO is unimodal in the batch cap — more slots carry
+/// more load until their longer iterations break the TTFT/TPOT tail — so
+/// this finds the exact best cap where a fixed grid can step over it (a
+/// memory-doubled GPU must never get a worse cap than the smaller one).
+fn argmax_unimodal(lo: u64, hi: u64, mut f: impl FnMut(u64) -> f64) -> u64 {
+    // 1/φ² ≈ 0.382: the golden ratio's interior points.
+    const INNER: f64 = 0.381_966_011_250_105;
+    let (mut a, mut b) = (lo, hi.max(lo));
+    let mut seen: Vec<(u64, f64)> = Vec::new();
+    let mut value = |x: u64| match seen.iter().find(|(k, _)| *k == x) {
+        Some(&(_, v)) => v,
+        None => {
+            let v = f(x);
+            seen.push((x, v));
+            v
+        }
+    };
+    while b - a > 3 {
+        let step = (((b - a) as f64) * INNER).round().max(1.0) as u64;
+        let (m1, m2) = (a + step, b - step);
+        let (m1, m2) = if m1 < m2 { (m1, m2) } else { (m1, m1 + 1) };
+        if value(m1) < value(m2) {
+            a = m1 + 1;
+        } else {
+            b = m2 - 1;
+        }
+    }
+    let mut best = a;
+    let mut best_value = value(a);
+    for x in a + 1..=b {
+        let v = value(x);
+        if v > best_value {
+            (best, best_value) = (x, v);
+        }
+    }
+    best
+}
+
+/// Tries every coarse cap, then finds the exact best cap between the
+/// neighbours of the coarse cap with the most capacity.
 fn best_batch_cap(
     cx: &CapacityContext<'_>,
     dep: &Deployment,
@@ -353,23 +384,27 @@ fn best_batch_cap(
         search.record(result);
     }
     let mut evaluated = caps.len();
-    // Refine around the cap with the fewest replicas and around the cap
-    // with the most capacity: when several caps need the same replica
-    // count, the one that carries the most load is where a cap needing
-    // one replica fewer hides.
-    let mut centres: Vec<u64> = [search.best.as_ref(), search.most_capacity.as_ref()]
-        .into_iter()
-        .flatten()
-        .map(|c| c.batch)
-        .collect();
-    centres.dedup();
-    for centre in centres {
-        let finer = refined_caps(centre, most);
-        evaluated += finer.len();
-        for b in finer {
-            let result = capacity_at_cap(cx, dep, b, search.floor_rps(), label);
+    // The exact best cap between the best coarse cap's neighbours. Here
+    // without the floor shortcut: the search compares capacities, and a
+    // cap below the floor has no capacity to compare.
+    if let Some(centre) = search.most_capacity.as_ref().map(|c| c.batch) {
+        let (lo, hi) = bracket(&caps, centre);
+        argmax_unimodal(lo, hi, |b| {
+            if b == centre {
+                return search
+                    .most_capacity
+                    .as_ref()
+                    .map_or(0.0, |c| c.capacity_rps);
+            }
+            evaluated += 1;
+            let result = capacity_at_cap(cx, dep, b, 0.0, label);
+            let capacity = match &result {
+                Ok(Some(c)) => c.capacity_rps,
+                _ => -1.0,
+            };
             search.record(result);
-        }
+            capacity
+        });
     }
     match search.best {
         Some(cap) if cap.capacity_rps > 0.0 => {
@@ -573,22 +608,41 @@ mod tests {
     use super::*;
 
     #[test]
-    fn refinement_stays_between_the_neighbours() {
-        let caps = refined_caps(64, 10_000);
-        assert!(
-            caps.iter().all(|&b| b > 32 && b < 128 && b != 64),
-            "{caps:?}"
-        );
-        // 8-sequence steps: 40, 48, 56, 72, ..., 120.
-        assert_eq!(caps.len(), 10);
-        assert!(caps.contains(&96));
-        // Never above what the KV cache holds.
-        assert!(refined_caps(64, 80).iter().all(|&b| b < 80));
-        // Small caps refine one sequence at a time.
-        assert_eq!(
-            refined_caps(8, 100),
-            vec![5, 6, 7, 9, 10, 11, 12, 13, 14, 15]
-        );
+    fn bracket_is_the_neighbouring_coarse_caps() {
+        let caps = [8, 16, 32, 64, 128, 256, 300];
+        assert_eq!(bracket(&caps, 64), (32, 128));
+        assert_eq!(bracket(&caps, 8), (1, 16));
+        assert_eq!(bracket(&caps, 300), (256, 300));
+        assert_eq!(bracket(&[5], 5), (1, 5));
+    }
+
+    #[test]
+    fn golden_section_finds_the_exact_mode() {
+        // Every mode in a range, with a flat and a steep side, and plateaus of
+        // "rejected" (-1) caps past a cliff as a TPOT limit gives.
+        for (lo, hi) in [(1, 16), (32, 128), (64, 256), (512, 1024), (7, 9), (5, 5)] {
+            for mode in lo..=hi {
+                let mut calls = 0;
+                let f = |x: u64| {
+                    calls += 1;
+                    let d = x as f64 - mode as f64;
+                    if d <= 0.0 {
+                        100.0 + d * 0.01
+                    } else if x > mode + 10 {
+                        -1.0
+                    } else {
+                        100.0 - d * 3.0
+                    }
+                };
+                assert_eq!(argmax_unimodal(lo, hi, f), mode, "[{lo}, {hi}] mode {mode}");
+                // log_φ(range) + a handful, not a scan.
+                let range = (hi - lo + 1) as f64;
+                assert!(
+                    f64::from(calls) <= range.ln() / 1.618_f64.ln() + 6.0,
+                    "{calls} calls"
+                );
+            }
+        }
     }
 
     #[test]
