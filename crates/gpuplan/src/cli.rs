@@ -148,6 +148,8 @@ pub enum Command {
     ///       --input-len 2000 --output-len 300 --concurrency 32 --json
     ///   gpuplan estimate --training --model llama-3.1-70b --gpu H100 --count 64 --tp 8 --dp 8 \
     ///       --zero 1 --micro-batch 1 --micro-batches 16 --seq-len 8192 --recompute full --precision fp8
+    ///   gpuplan estimate --model sdxl-base-1.0 --gpu L40S --precision fp8 --steps 30 --concurrency 4
+    ///   gpuplan estimate --model whisper-large-v3 --gpu L4 --precision fp16 --audio-seconds 20
     #[command(verbatim_doc_comment)]
     Estimate(EstimateCmd),
     /// Find the cheapest deployments that meet a workload's SLOs, across clouds.
@@ -248,14 +250,30 @@ pub struct EstimateCmd {
     pub model: ModelArgs,
     #[command(flatten)]
     pub replica: ReplicaArgs,
-    /// Prompt tokens per request.
-    #[arg(long, required_unless_present = "training", allow_negative_numbers = true, value_parser = whole::<u64>(limits::SEQUENCE_TOKENS))]
+    /// Prompt tokens per request (LLMs: required; encoders: tokens per
+    /// sequence, default the model's).
+    #[arg(long, allow_negative_numbers = true, value_parser = whole::<u64>(limits::SEQUENCE_TOKENS))]
     pub input_len: Option<u64>,
-    /// Generated tokens per request.
-    #[arg(long, required_unless_present = "training", allow_negative_numbers = true, value_parser = whole::<u64>(limits::SEQUENCE_TOKENS))]
+    /// Generated tokens per request (LLMs: required).
+    #[arg(long, allow_negative_numbers = true, value_parser = whole::<u64>(limits::SEQUENCE_TOKENS))]
     pub output_len: Option<u64>,
+    /// Image generation: denoising steps per image (default 30).
+    #[arg(long, allow_negative_numbers = true, value_parser = whole::<u64>(DENOISING_STEPS))]
+    pub steps: Option<u64>,
+    /// Image generation: image side in pixels, a multiple of 16 (default: the model's).
+    #[arg(long, allow_negative_numbers = true, value_parser = whole::<u64>(IMAGE_SIDE_PX))]
+    pub resolution: Option<u64>,
+    /// Image generation: no classifier-free guidance (one denoiser pass per step).
+    #[arg(long)]
+    pub no_guidance: bool,
+    /// Speech-to-text: seconds of speech per request, up to one 30 s window (default 30).
+    #[arg(long, allow_negative_numbers = true, value_parser = number(AUDIO_WINDOW_S))]
+    pub audio_seconds: Option<f64>,
+    /// Speech-to-text: beam width (default 1, greedy).
+    #[arg(long, allow_negative_numbers = true, value_parser = whole::<u64>(BEAM_WIDTH))]
+    pub beam: Option<u64>,
     /// One training step instead of serving: step time, tokens/s, MFU, where the time goes.
-    #[arg(long, conflicts_with_all = ["input_len", "output_len", "concurrency"])]
+    #[arg(long, conflicts_with_all = ["input_len", "output_len", "concurrency", "steps", "resolution", "no_guidance", "audio_seconds", "beam"])]
     pub training: bool,
     #[command(flatten)]
     pub train: TrainingArgs,
@@ -296,6 +314,15 @@ pub enum FrameworkArg {
     /// Megatron-LM (distributed optimizer, TE kernels, cuDNN attention).
     Megatron,
 }
+
+/// `estimate --steps`: denoising steps per image.
+const DENOISING_STEPS: Count = Count::new(1, 1000);
+/// `estimate --resolution`: image side, pixels.
+const IMAGE_SIDE_PX: Count = Count::new(16, 8192);
+/// `estimate --audio-seconds`: speech in one Whisper window.
+const AUDIO_WINDOW_S: Span = Span::above(0.0, 30.0);
+/// `estimate --beam`: Whisper beam width.
+const BEAM_WIDTH: Count = Count::new(1, 16);
 
 /// Node network bandwidth a flag may state, Gb/s.
 const NETWORK_GBITS: gpuplan_core::limits::Span = gpuplan_core::limits::Span::above(0.0, 1e5);

@@ -189,3 +189,232 @@ fn verbs_for_llm_engines_only_say_so_with_exit_2() {
         );
     }
 }
+
+#[test]
+fn estimate_predicts_a_non_llm_request_in_its_units_and_agrees_with_fit() {
+    let json = |args: &[&str]| -> serde_json::Value {
+        let out = gpuplan(args);
+        assert_eq!(out.code, 0, "{args:?}: {}", out.stderr);
+        serde_json::from_str(&out.stdout).unwrap()
+    };
+    let e = json(&[
+        "estimate",
+        "--model",
+        "sdxl",
+        "--gpu",
+        "H100",
+        "--precision",
+        "fp8",
+        "--count",
+        "2",
+        "--concurrency",
+        "2",
+        "--json",
+    ]);
+    assert_eq!(e["family"], "diffusion");
+    assert_eq!(e["unit_name"], "images");
+    assert_eq!(e["batch"]["batch"], 2);
+    let (single, batch_rps, best_rps) = (
+        e["single"]["total_s"].as_f64().unwrap(),
+        e["batch"]["requests_per_s"].as_f64().unwrap(),
+        e["best"]["requests_per_s"].as_f64().unwrap(),
+    );
+    // Two GPUs, each finishing a batch of 2 in its batch time.
+    let batch_s = e["batch"]["batch_s"].as_f64().unwrap();
+    assert!((batch_rps - 2.0 * 2.0 / batch_s).abs() < 1e-9 * batch_rps);
+    assert!(single > 0.0 && single < batch_s, "{single} vs {batch_s}");
+    assert!(best_rps >= batch_rps && best_rps >= 2.0 / single * (1.0 - 1e-9));
+    // `fit` prints the same batch times: the best batch's rate there, per GPU.
+    let f = json(&[
+        "fit",
+        "--model",
+        "sdxl",
+        "--gpu",
+        "H100",
+        "--precision",
+        "fp8",
+        "--json",
+    ]);
+    let best_batch = e["best"]["batch"].as_u64().unwrap();
+    let row = f["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["batch"].as_u64() == Some(best_batch))
+        .expect("fit has the best batch");
+    // fit's default request is the same 30-step 1024 px image.
+    let fit_rps = row["requests_per_s"].as_f64().unwrap();
+    assert!(
+        (best_rps - 2.0 * fit_rps).abs() < 1e-6 * best_rps,
+        "{best_rps} vs 2 × {fit_rps}"
+    );
+
+    // Whisper: a request is one 30 s window whatever the speech in it.
+    let w = json(&[
+        "estimate",
+        "--model",
+        "whisper-large-v3",
+        "--gpu",
+        "L4",
+        "--precision",
+        "fp16",
+        "--audio-seconds",
+        "10",
+        "--json",
+    ]);
+    let (rps, units) = (
+        w["best"]["requests_per_s"].as_f64().unwrap(),
+        w["best"]["units_per_s"].as_f64().unwrap(),
+    );
+    assert!((units - 30.0 * rps).abs() < 1e-9 * units);
+    let tokens_10s = w["unit"]["output_tokens"].as_f64().unwrap();
+    let full = json(&[
+        "estimate",
+        "--model",
+        "whisper-large-v3",
+        "--gpu",
+        "L4",
+        "--precision",
+        "fp16",
+        "--json",
+    ]);
+    assert!(full["unit"]["output_tokens"].as_f64().unwrap() > 2.9 * tokens_10s);
+    // Fewer tokens to decode: a faster request.
+    assert!(full["single"]["total_s"].as_f64().unwrap() > w["single"]["total_s"].as_f64().unwrap());
+
+    // Encoders: tokens per second = sequences × their length.
+    let b = json(&[
+        "estimate",
+        "--model",
+        "bge-large",
+        "--gpu",
+        "L4",
+        "--precision",
+        "fp16",
+        "--input-len",
+        "128",
+        "--json",
+    ]);
+    let (rps, tokens) = (
+        b["best"]["requests_per_s"].as_f64().unwrap(),
+        b["best"]["units_per_s"].as_f64().unwrap(),
+    );
+    assert!((tokens - 128.0 * rps).abs() < 1e-9 * tokens);
+}
+
+#[test]
+fn estimate_of_a_non_llm_model_refuses_what_does_not_apply() {
+    for (args, code, needle) in [
+        (
+            &["estimate", "--model", "flux.1-dev", "--gpu", "L4"][..],
+            1,
+            "DOES NOT FIT",
+        ),
+        (
+            &[
+                "estimate",
+                "--model",
+                "sdxl",
+                "--gpu",
+                "L4",
+                "--concurrency",
+                "64",
+            ][..],
+            1,
+            "batch 64 needs",
+        ),
+        (
+            &[
+                "estimate",
+                "--model",
+                "sdxl",
+                "--gpu",
+                "L4",
+                "--resolution",
+                "1000",
+            ][..],
+            2,
+            "--resolution",
+        ),
+        (
+            &[
+                "estimate",
+                "--model",
+                "sdxl",
+                "--gpu",
+                "L4",
+                "--input-len",
+                "10",
+            ][..],
+            2,
+            "--input-len",
+        ),
+        (
+            &["estimate", "--model", "sdxl", "--gpu", "L4", "--tp", "2"][..],
+            2,
+            "--count",
+        ),
+        (
+            &[
+                "estimate",
+                "--model",
+                "bge-large",
+                "--gpu",
+                "L4",
+                "--input-len",
+                "100000",
+            ][..],
+            2,
+            "at most 512",
+        ),
+        (
+            &[
+                "estimate",
+                "--model",
+                "bge-large",
+                "--gpu",
+                "L4",
+                "--steps",
+                "4",
+            ][..],
+            2,
+            "--steps",
+        ),
+        (
+            &[
+                "estimate",
+                "--model",
+                "whisper-large-v3",
+                "--gpu",
+                "L4",
+                "--audio-seconds",
+                "31",
+            ][..],
+            2,
+            "--audio-seconds",
+        ),
+        (
+            &[
+                "estimate",
+                "--model",
+                "llama-3.1-8b",
+                "--gpu",
+                "L4",
+                "--steps",
+                "4",
+            ][..],
+            2,
+            "not to LLMs",
+        ),
+        (
+            &["estimate", "--model", "llama-3.1-8b", "--gpu", "L4"][..],
+            2,
+            "--input-len and --output-len",
+        ),
+    ] {
+        let out = gpuplan(args);
+        assert_eq!(out.code, code, "{args:?}: {} {}", out.stdout, out.stderr);
+        let text = if code == 1 { &out.stdout } else { &out.stderr };
+        assert!(text.contains(needle), "{args:?}: {text}");
+    }
+}

@@ -2,6 +2,7 @@
 //! factor touches only its family's rows, so each is a one-dimensional fit
 //! (golden-section search on the robust loss within the factor's bounds).
 
+use super::cost::EIGHT_BIT_FACTOR;
 use super::validate::predict_nonllm;
 use crate::calibration::Calibration;
 use crate::validate::soft_l1;
@@ -63,12 +64,16 @@ pub fn fit_nonllm_factors(
     fitted
 }
 
-/// The family a factor belongs to (`nonllm_efficiency.<family>`; the BERT
-/// data-set length belongs to the encoders).
+/// The family a factor belongs to (`nonllm_efficiency.<family>`,
+/// `nonllm_8bit_efficiency.<family>`; the BERT data-set length belongs to
+/// the encoders).
 fn family_of(name: &str) -> &str {
     match name {
         "mlperf_bert_mean_tokens" => "encoder",
-        other => other.trim_start_matches("nonllm_efficiency."),
+        other => other
+            .trim_start_matches("nonllm_efficiency.")
+            .trim_start_matches(EIGHT_BIT_FACTOR)
+            .trim_start_matches('.'),
     }
 }
 

@@ -4,6 +4,7 @@
 //! rates and calibrated efficiencies as the LLM engines (`cost.rs`).
 
 mod cost;
+mod estimate;
 mod fit;
 mod plan;
 mod service;
@@ -12,7 +13,13 @@ mod validate;
 mod work;
 mod workload;
 
-pub use cost::{bundled_factors, family_efficiency, Rates, BUNDLED_NONLLM_CALIBRATION};
+pub use cost::{
+    bundled_factors, eight_bit_share, family_efficiency, Rates, BUNDLED_NONLLM_CALIBRATION,
+    EIGHT_BIT_FACTOR,
+};
+pub use estimate::{
+    estimate_nonllm, BatchEstimate, NonLlmDoesNotFit, NonLlmEstimate, NonLlmEstimateOutcome,
+};
 pub use fit::{fit_nonllm_factors, nonllm_loss};
 pub use plan::{launch_command, plan_nonllm, NonLlmPlan, NonLlmPlanReport, MAX_PLAN_GPUS};
 pub use service::{BatchTime, NonLlmMemory, Request, Setup, MAX_BATCH, MEMORY_USABLE_SHARE};

@@ -2,7 +2,7 @@
 //! memory, the most requests per second it sustains, and the most it
 //! sustains within a p99 latency bound under Poisson arrivals.
 
-use super::cost::{family_efficiency, Rates};
+use super::cost::{eight_bit_share, family_efficiency, Rates};
 use super::work::{forward, params, whisper_cross_kv, whisper_decode_step, Work};
 use crate::calibration::Calibration;
 use crate::memory::{GIB, RUNTIME_OVERHEAD_GIB};
@@ -98,6 +98,7 @@ impl Setup<'_> {
             precision,
             self.cal,
             family_efficiency(self.factors, self.model.family),
+            eight_bit_share(self.factors, self.model.family),
         )
     }
 

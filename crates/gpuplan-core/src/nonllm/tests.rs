@@ -236,7 +236,7 @@ fn bundled_factors_equal_the_fit_on_the_dev_rows() {
     let catalog = Catalog::embedded().unwrap();
     let rows = parse_benchmarks("dev2", BUNDLED_BENCHMARKS_DEV_2).unwrap();
     let bundled = bundled_factors();
-    assert_eq!(bundled.factors.len(), 4);
+    assert_eq!(bundled.factors.len(), 5);
     let fitted = fit_nonllm_factors(&catalog, &rows, &Calibration::bundled(), &bundled);
     for (a, b) in bundled.factors.iter().zip(&fitted.factors) {
         assert!(
@@ -345,4 +345,50 @@ fn the_example_services_plan_over_the_whole_catalog() {
         assert!(best.replicas >= 2 && best.usd_per_hour > 0.0);
         assert!(crate::ensure_finite(&report).is_ok());
     }
+}
+
+#[test]
+fn estimate_scales_with_gpus_and_stops_where_memory_does() {
+    let gpus = Catalog::embedded().unwrap();
+    let nl = catalog();
+    let (cal, f) = (Calibration::bundled(), bundled_factors());
+    let s = setup(nl.model("sdxl").unwrap(), gpus.gpu("L4").unwrap(), &cal, &f);
+    let image = Request::Image {
+        resolution_px: 1024,
+        steps: 30,
+        guidance: true,
+    };
+    let at = |n, b| match estimate_nonllm(&s, &image, n, b).unwrap() {
+        NonLlmEstimateOutcome::Estimated(e) => e,
+        NonLlmEstimateOutcome::DoesNotFit(d) => panic!("{}", d.reason),
+    };
+    let (one, four) = (at(1, Some(2)), at(4, Some(2)));
+    assert!((four.batch.requests_per_s - 4.0 * one.batch.requests_per_s).abs() < 1e-9);
+    assert_eq!(one.batch.batch_s, four.batch.batch_s);
+    // The best batch is the largest rate of every batch that fits.
+    let best = at(1, None);
+    for b in [1, 2, 4, 8, 16, 32] {
+        if s.memory(&image, b).fits {
+            let t = s.batch_time(&image, b).unwrap();
+            assert!(best.best.requests_per_s >= b as f64 / t.total_s * (1.0 - 1e-12));
+        }
+    }
+    assert_eq!(best.batch, best.best);
+    // Batch 64 does not fit an L4 (see the memory test); neither does FLUX.1-dev at 16 bits.
+    assert!(matches!(
+        estimate_nonllm(&s, &image, 1, Some(64)).unwrap(),
+        NonLlmEstimateOutcome::DoesNotFit(d) if d.batch == 64 && !d.memory.fits
+    ));
+    let flux = setup(
+        nl.model("flux.1-dev").unwrap(),
+        gpus.gpu("L4").unwrap(),
+        &cal,
+        &f,
+    );
+    assert!(matches!(
+        estimate_nonllm(&flux, &image, 1, None).unwrap(),
+        NonLlmEstimateOutcome::DoesNotFit(d) if d.batch == 1
+    ));
+    // A request of another family is an error, not a number.
+    assert!(estimate_nonllm(&s, &Request::Text { seq_len: 128.0 }, 1, None).is_err());
 }

@@ -12,15 +12,30 @@ pub fn run(catalog: &Catalog, cmd: EstimateCmd) -> CliResult {
     if cmd.training {
         return super::estimate_training::run(catalog, &cmd);
     }
+    if let Some(m) = load::nonllm_model(&cmd.model)? {
+        return super::estimate_nonllm::run(catalog, &m, &cmd);
+    }
+    for (set, flag) in [
+        (cmd.steps.is_some(), "--steps"),
+        (cmd.resolution.is_some(), "--resolution"),
+        (cmd.no_guidance, "--no-guidance"),
+        (cmd.audio_seconds.is_some(), "--audio-seconds"),
+        (cmd.beam.is_some(), "--beam"),
+    ] {
+        if set {
+            return Err(CliError::bad(format!(
+                "{flag}: applies to image-generation and speech models, not to LLMs"
+            )));
+        }
+    }
     let model = load::model(catalog, &cmd.model)?;
     let model_request = gpuplan_app::ModelRequest {
         id: Some(model.id.clone()),
         hf_config_inline: None,
     };
-    // clap requires both without --training.
     let (Some(input_len), Some(output_len)) = (cmd.input_len, cmd.output_len) else {
         return Err(CliError::bad(
-            "--input-len and --output-len are required (or --training)",
+            "--input-len and --output-len are required for an LLM (or --training)",
         ));
     };
     let cal = load::calibration(cmd.calibration.as_deref())?;

@@ -2,6 +2,7 @@
 
 mod catalog;
 mod estimate;
+mod estimate_nonllm;
 mod estimate_training;
 mod export;
 mod fit;
