@@ -32,6 +32,7 @@
 pub mod catalog;
 mod error;
 mod estimate;
+mod estimate_nonllm;
 mod examples;
 mod export;
 mod fit;
@@ -46,6 +47,10 @@ mod validate;
 pub use error::{AppError, AppResult, ErrorKind};
 pub use estimate::{
     run_estimate, DoesNotFit, EstimateOutcome, EstimateReport, EstimateRequest, MemoryBlock,
+};
+pub use estimate_nonllm::{
+    nonllm_model_named, run_nonllm_estimate, NonLlmEstimateRequest, AUDIO_WINDOW_S, BEAM_WIDTH,
+    DENOISING_STEPS, IMAGE_SIDE_PX,
 };
 pub use examples::{examples, Example, EXAMPLES};
 pub use export::{export_plan, ExportFormat, ExportedFile, EXPORT_POOL};

@@ -8,11 +8,13 @@ use axum::extract::rejection::{BytesRejection, QueryRejection};
 use axum::extract::{Query, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
+use gpuplan_app::NonLlmEstimateRequest;
 use gpuplan_app::{
     catalog, plan_document, BenchmarkSet, EstimateOutcome, EstimateRequest, ExportFormat,
     ExportedFile, FieldNames, FitRequest, PlanDocument, PlanSettings, WorkloadInput,
 };
 use gpuplan_catalog::BenchmarkKind;
+use gpuplan_core::nonllm::NonLlmEstimateOutcome;
 use gpuplan_core::WorkloadFormat;
 use serde::{Deserialize, Serialize};
 
@@ -599,11 +601,13 @@ pub async fn mig(
     .await
 }
 
-/// `POST /v1/estimate`: one replica's TTFT, TPOT and throughput.
+/// `POST /v1/estimate`: one replica's TTFT, TPOT and throughput; for an
+/// image-generation, speech or encoder model (by `model.id`), one request
+/// alone, a batch and the best batch in its family's units.
 #[utoipa::path(
     post,
     path = "/v1/estimate",
-    request_body(content = Object, description = "`{model: {id}, replica: {gpu, count, tp, pp, precision, kv_precision, variant}, input_len, output_len, concurrency?, max_num_seqs?, max_batched_tokens?, memory_utilization?}`"),
+    request_body(content = Object, description = "LLMs: `{model: {id}, replica: {gpu, count, tp, pp, precision, kv_precision, variant}, input_len, output_len, concurrency?, max_num_seqs?, max_batched_tokens?, memory_utilization?}`. Image, speech and encoder models: `{model: {id}, replica: {gpu, count?, precision?}, concurrency?, steps?, resolution?, no_guidance?, audio_seconds?, beam?, input_len?}`"),
     responses(
         (status = 200, description = "What `gpuplan estimate --json` prints", body = Object),
         (status = 400, description = "Bad input", body = crate::ErrorBody),
@@ -614,7 +618,28 @@ pub async fn estimate(
     State(state): State<Shared>,
     body: Result<Bytes, BytesRejection>,
 ) -> ApiResult {
-    let req: EstimateRequest = json_body(&body_text(&state, body)?)?;
+    let text = body_text(&state, body)?;
+    if let Some(id) = nonllm_id(&text)? {
+        let req: NonLlmEstimateRequest = json_body(&text)?;
+        return blocking(&state, move |s| {
+            let model = gpuplan_app::nonllm_model_named(&id)?;
+            match gpuplan_app::run_nonllm_estimate(
+                &s.catalog,
+                &s.calibration,
+                model.as_ref(),
+                &req,
+                &FieldNames::API,
+            )? {
+                NonLlmEstimateOutcome::Estimated(e) => json_ok(&e),
+                NonLlmEstimateOutcome::DoesNotFit(d) => Err(ApiError::infeasible(
+                    format!("does not fit: {}", d.reason),
+                    serde_json::to_value(&d).ok(),
+                )),
+            }
+        })
+        .await;
+    }
+    let req: EstimateRequest = json_body(&text)?;
     blocking(&state, move |s| {
         match gpuplan_app::run_estimate(&s.catalog, &s.calibration, None, &req, &FieldNames::API)? {
             EstimateOutcome::Estimated(report) => json_ok(&report),
@@ -625,6 +650,16 @@ pub async fn estimate(
         }
     })
     .await
+}
+
+/// The `model.id` of a JSON body when it names an image-generation, speech
+/// or encoder model.
+fn nonllm_id(text: &str) -> Result<Option<String>, ApiError> {
+    let value: serde_json::Value = json_body(text)?;
+    let Some(id) = value.pointer("/model/id").and_then(|v| v.as_str()) else {
+        return Ok(None);
+    };
+    Ok(gpuplan_app::nonllm_model_named(id)?.map(|m| m.id))
 }
 
 /// `POST /v1/fit`: does the model fit, and how is each GPU's memory used.

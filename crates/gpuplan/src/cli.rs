@@ -258,19 +258,19 @@ pub struct EstimateCmd {
     #[arg(long, allow_negative_numbers = true, value_parser = whole::<u64>(limits::SEQUENCE_TOKENS))]
     pub output_len: Option<u64>,
     /// Image generation: denoising steps per image (default 30).
-    #[arg(long, allow_negative_numbers = true, value_parser = whole::<u64>(DENOISING_STEPS))]
+    #[arg(long, allow_negative_numbers = true, value_parser = whole::<u64>(gpuplan_app::DENOISING_STEPS))]
     pub steps: Option<u64>,
     /// Image generation: image side in pixels, a multiple of 16 (default: the model's).
-    #[arg(long, allow_negative_numbers = true, value_parser = whole::<u64>(IMAGE_SIDE_PX))]
+    #[arg(long, allow_negative_numbers = true, value_parser = whole::<u64>(gpuplan_app::IMAGE_SIDE_PX))]
     pub resolution: Option<u64>,
     /// Image generation: no classifier-free guidance (one denoiser pass per step).
     #[arg(long)]
     pub no_guidance: bool,
     /// Speech-to-text: seconds of speech per request, up to one 30 s window (default 30).
-    #[arg(long, allow_negative_numbers = true, value_parser = number(AUDIO_WINDOW_S))]
+    #[arg(long, allow_negative_numbers = true, value_parser = number(gpuplan_app::AUDIO_WINDOW_S))]
     pub audio_seconds: Option<f64>,
     /// Speech-to-text: beam width (default 1, greedy).
-    #[arg(long, allow_negative_numbers = true, value_parser = whole::<u64>(BEAM_WIDTH))]
+    #[arg(long, allow_negative_numbers = true, value_parser = whole::<u64>(gpuplan_app::BEAM_WIDTH))]
     pub beam: Option<u64>,
     /// One training step instead of serving: step time, tokens/s, MFU, where the time goes.
     #[arg(long, conflicts_with_all = ["input_len", "output_len", "concurrency", "steps", "resolution", "no_guidance", "audio_seconds", "beam"])]
@@ -314,15 +314,6 @@ pub enum FrameworkArg {
     /// Megatron-LM (distributed optimizer, TE kernels, cuDNN attention).
     Megatron,
 }
-
-/// `estimate --steps`: denoising steps per image.
-const DENOISING_STEPS: Count = Count::new(1, 1000);
-/// `estimate --resolution`: image side, pixels.
-const IMAGE_SIDE_PX: Count = Count::new(16, 8192);
-/// `estimate --audio-seconds`: speech in one Whisper window.
-const AUDIO_WINDOW_S: Span = Span::above(0.0, 30.0);
-/// `estimate --beam`: Whisper beam width.
-const BEAM_WIDTH: Count = Count::new(1, 16);
 
 /// Node network bandwidth a flag may state, Gb/s.
 const NETWORK_GBITS: gpuplan_core::limits::Span = gpuplan_core::limits::Span::above(0.0, 1e5);

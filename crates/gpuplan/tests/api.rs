@@ -740,3 +740,77 @@ fn health_metrics_pages_and_examples() {
         "a latency histogram: {metrics}"
     );
 }
+
+#[test]
+fn non_llm_estimate_matches_the_cli() {
+    let cli_out = cli_json(&[
+        "estimate",
+        "--model",
+        "sdxl",
+        "--gpu",
+        "l40s",
+        "--precision",
+        "fp8",
+        "--count",
+        "2",
+        "--steps",
+        "20",
+        "--concurrency",
+        "4",
+        "--json",
+    ]);
+    let (status, body) = call(
+        "POST",
+        "/v1/estimate",
+        None,
+        r#"{"model": {"id": "sdxl"}, "replica": {"gpu": "l40s", "precision": "fp8", "count": 2},
+            "steps": 20, "concurrency": 4}"#,
+    );
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_same(&body, &cli_out, "same question");
+
+    let cli_out = cli_json(&[
+        "estimate",
+        "--model",
+        "whisper-large-v3",
+        "--gpu",
+        "l4",
+        "--precision",
+        "fp16",
+        "--audio-seconds",
+        "12.5",
+        "--beam",
+        "2",
+        "--json",
+    ]);
+    let (status, body) = call(
+        "POST",
+        "/v1/estimate",
+        None,
+        r#"{"model": {"id": "whisper-large-v3"}, "replica": {"gpu": "l4", "precision": "fp16"},
+            "audio_seconds": 12.5, "beam": 2}"#,
+    );
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_same(&body, &cli_out, "same question");
+
+    // A field of another family: 400 naming it; too big for the GPU: 422.
+    let (status, body) = call(
+        "POST",
+        "/v1/estimate",
+        None,
+        r#"{"model": {"id": "bge-large"}, "replica": {"gpu": "l4"}, "steps": 4}"#,
+    );
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    assert_eq!(error_of(&body)["field"], "steps");
+    let (status, body) = call(
+        "POST",
+        "/v1/estimate",
+        None,
+        r#"{"model": {"id": "flux.1-dev"}, "replica": {"gpu": "l4"}}"#,
+    );
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+    assert!(error_of(&body)["message"]
+        .as_str()
+        .unwrap()
+        .contains("does not fit"));
+}

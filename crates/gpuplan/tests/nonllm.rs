@@ -365,7 +365,7 @@ fn estimate_of_a_non_llm_model_refuses_what_does_not_apply() {
                 "100000",
             ][..],
             2,
-            "at most 512",
+            "from 1 to 512",
         ),
         (
             &[

@@ -1,51 +1,34 @@
 //! `gpuplan estimate --model <diffusion/Whisper/encoder model>`: one request
 //! alone, a batch, and the best batch on `--count` GPUs (the work is
-//! `gpuplan_core::nonllm::estimate_nonllm`; this file reads flags and prints).
+//! `gpuplan_app::run_nonllm_estimate`; this file reads flags and prints).
 
+use super::fit::replica_request;
 use super::{check_finite, print_json, table};
 use crate::cli::EstimateCmd;
 use crate::error::{CliError, CliResult};
 use crate::load;
-use gpuplan_catalog::{Catalog, NonLlmFamily, NonLlmModel, Precision};
-use gpuplan_core::nonllm::{
-    bundled_factors, default_unit, estimate_nonllm, NonLlmEstimate, NonLlmEstimateOutcome, Request,
-    Setup, MAX_BATCH, WHISPER_TOKENS_PER_AUDIO_S, WHISPER_WINDOW_S,
-};
+use gpuplan_app::{run_nonllm_estimate, FieldNames, NonLlmEstimateRequest};
+use gpuplan_catalog::{Catalog, NonLlmModel};
+use gpuplan_core::nonllm::{NonLlmEstimate, NonLlmEstimateOutcome, Request};
 
 pub fn run(catalog: &Catalog, model: &NonLlmModel, cmd: &EstimateCmd) -> CliResult {
-    let gpu = catalog
-        .gpu(&cmd.replica.gpu)
-        .map_err(|e| CliError::bad(format!("--gpu: {e}")))?;
-    let precision: Precision = cmd
-        .replica
-        .precision
-        .parse()
-        .map_err(|e| CliError::bad(format!("--precision: {e}")))?;
-    if cmd.replica.tp.is_some_and(|tp| tp > 1) || cmd.replica.pp > 1 {
-        return Err(CliError::bad(format!(
-            "--tp/--pp: `{}` runs one replica per GPU (no tensor or pipeline split); use --count for more GPUs",
-            model.id
-        )));
-    }
-    let gpus = u64::from(cmd.replica.count.unwrap_or(1));
-    if let Some(b) = cmd.concurrency.filter(|b| *b > MAX_BATCH) {
-        return Err(CliError::bad(format!(
-            "--concurrency: {b} requests per batch; expected a whole number from 1 to {MAX_BATCH} for a {} model",
-            model.family.as_str()
-        )));
-    }
-    let request = request_of(model, cmd)?;
-    let cal = load::calibration(cmd.calibration.as_deref())?;
-    let factors = bundled_factors();
-    let setup = Setup {
-        model,
-        gpu,
-        precision,
-        cal: &cal,
-        factors: &factors,
+    let request = NonLlmEstimateRequest {
+        model: gpuplan_app::ModelRequest {
+            id: Some(model.id.clone()),
+            hf_config_inline: None,
+        },
+        replica: replica_request(&cmd.replica),
+        concurrency: cmd.concurrency,
+        steps: cmd.steps,
+        resolution: cmd.resolution,
+        no_guidance: cmd.no_guidance,
+        audio_seconds: cmd.audio_seconds,
+        beam: cmd.beam,
+        input_len: cmd.input_len,
+        output_len: cmd.output_len,
     };
-    let outcome = estimate_nonllm(&setup, &request, gpus, cmd.concurrency)
-        .map_err(|e| CliError::bad(format!("--precision {precision} on {}: {e}", gpu.name)))?;
+    let cal = load::calibration(cmd.calibration.as_deref())?;
+    let outcome = run_nonllm_estimate(catalog, &cal, Some(model), &request, &FieldNames::FLAGS)?;
     let e = match outcome {
         NonLlmEstimateOutcome::Estimated(e) => e,
         NonLlmEstimateOutcome::DoesNotFit(d) => {
@@ -63,76 +46,6 @@ pub fn run(catalog: &Catalog, model: &NonLlmModel, cmd: &EstimateCmd) -> CliResu
     check_finite(&e)?;
     print_text(&e);
     Ok(())
-}
-
-/// The request the flags describe; flags of another family are refused.
-fn request_of(model: &NonLlmModel, cmd: &EstimateCmd) -> CliResult<Request> {
-    let family = model.family;
-    let refuse = |flag: &str, family_of_flag: &str| {
-        Err(CliError::bad(format!(
-            "{flag}: applies to {family_of_flag} models; `{}` is a {} model",
-            model.id,
-            family.as_str()
-        )))
-    };
-    let diffusion_flags = cmd.steps.is_some() || cmd.resolution.is_some() || cmd.no_guidance;
-    let speech_flags = cmd.audio_seconds.is_some() || cmd.beam.is_some();
-    if cmd.output_len.is_some() {
-        return refuse("--output-len", "LLM");
-    }
-    match (family, default_unit(model)) {
-        (NonLlmFamily::Diffusion, Request::Image { resolution_px, .. }) => {
-            if speech_flags {
-                return refuse("--audio-seconds/--beam", "speech");
-            }
-            if cmd.input_len.is_some() {
-                return refuse("--input-len", "LLM and encoder");
-            }
-            let px = cmd.resolution.unwrap_or(resolution_px);
-            if !px.is_multiple_of(16) {
-                return Err(CliError::bad(format!(
-                    "--resolution: {px} px; expected a multiple of 16 pixels (the VAE downsamples by 8, the UNet by 2 more)"
-                )));
-            }
-            Ok(Request::Image {
-                resolution_px: px,
-                steps: cmd.steps.unwrap_or(30),
-                guidance: !cmd.no_guidance,
-            })
-        }
-        (NonLlmFamily::Speech, _) => {
-            if diffusion_flags {
-                return refuse("--steps/--resolution/--no-guidance", "image generation");
-            }
-            if cmd.input_len.is_some() {
-                return refuse("--input-len", "LLM and encoder");
-            }
-            let audio_s = cmd.audio_seconds.unwrap_or(WHISPER_WINDOW_S);
-            // Tokens follow the speech in the window (MLPerf's LibriSpeech rate).
-            Ok(Request::Audio {
-                output_tokens: WHISPER_TOKENS_PER_AUDIO_S * audio_s,
-                beam: cmd.beam.unwrap_or(1),
-            })
-        }
-        (NonLlmFamily::Encoder, Request::Text { seq_len }) => {
-            if diffusion_flags {
-                return refuse("--steps/--resolution/--no-guidance", "image generation");
-            }
-            if speech_flags {
-                return refuse("--audio-seconds/--beam", "speech");
-            }
-            let max = model.components.first().map(|c| c.positions).unwrap_or(512);
-            let tokens = cmd.input_len.map(|t| t as f64).unwrap_or(seq_len);
-            if tokens > max as f64 {
-                return Err(CliError::bad(format!(
-                    "--input-len: {tokens} tokens; `{}` takes at most {max} positions",
-                    model.id
-                )));
-            }
-            Ok(Request::Text { seq_len: tokens })
-        }
-        (_, unit) => Ok(unit),
-    }
 }
 
 fn describe(unit: &Request) -> String {
