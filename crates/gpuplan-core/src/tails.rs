@@ -208,6 +208,58 @@ struct DecodePace {
 /// Points of the output-length distribution the TPOT tail is averaged over.
 const OUTPUT_POINTS: usize = 24;
 
+/// The TPOT distribution over requests ([`TailModel::tpot_tail`]): the mean,
+/// and per output length 1/σ and the Cornish–Fisher terms.
+struct TpotTail {
+    tpot_mean_s: f64,
+    points: [(f64, f64, f64); OUTPUT_POINTS],
+    /// Width above the mean that surely holds the p99, s.
+    bracket_s: f64,
+}
+
+impl TpotTail {
+    /// Whether more than 1 % of requests take longer than `x` s per token:
+    /// the mean over lengths of P(TPOT > x) > 1 %, i.e. the sum over points
+    /// > 1 % × points; stops as soon as the partial sum (terms ≥ 0) passes it.
+    fn exceeds(&self, x: f64) -> bool {
+        let threshold = 0.01 * OUTPUT_POINTS as f64;
+        let mut sum = 0.0;
+        for &(inv_sd, a, inv_2a) in &self.points {
+            let y = (x - self.tpot_mean_s) * inv_sd;
+            let z = if a < 1e-9 {
+                y
+            } else {
+                let disc = 1.0 + 4.0 * a * (a + y);
+                if disc <= 0.0 {
+                    -10.0
+                } else {
+                    (disc.sqrt() - 1.0) * inv_2a
+                }
+            };
+            sum += normal_tail(z);
+            if sum > threshold {
+                return true;
+            }
+        }
+        false
+    }
+
+    /// The p99, s, by bisection on [`TpotTail::exceeds`].
+    fn p99_s(&self) -> f64 {
+        let (mut lo, mut hi) = (self.tpot_mean_s, self.tpot_mean_s + self.bracket_s);
+        // 30 halvings: far below a microsecond.
+        for _ in 0..30 {
+            let mid = 0.5 * (lo + hi);
+            if self.exceeds(mid) {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        hi
+    }
+}
+
 impl<'a> TailModel<'a> {
     /// The model for `dep` serving `inputs`.
     pub fn new(dep: &'a Deployment, inputs: TailInputs) -> Self {
@@ -241,14 +293,19 @@ impl<'a> TailModel<'a> {
         pp * cost.total_s
     }
 
-    /// p99 over requests of the mean time per output token, s. A request
-    /// decoding for L iterations pays t0 per iteration plus the prompt tokens
-    /// that arrive meanwhile (compound renewal: mean λT·E[I], variance
-    /// λT·E[I]²(c_a² + c_s²)), spread over its L tokens: the spread shrinks as
-    /// 1/√L, so short answers set the tail. The p99 is taken over the
+    /// The distribution over requests of the mean time per output token. A
+    /// request decoding for L iterations pays t0 per iteration plus the
+    /// prompt tokens that arrive meanwhile (compound renewal: mean λT·E[I],
+    /// variance λT·E[I]²(c_a² + c_s²)), spread over its L tokens: the spread
+    /// shrinks as 1/√L, so short answers set the tail. Mixed over the
     /// output-length distribution (lognormal fitted to mean and p99), each
-    /// length's TPOT normal, found by bisection.
-    fn tpot_p99_s(&self, lambda: f64, tpot_mean_s: f64, per_token_s: f64, in_flight: f64) -> f64 {
+    /// length's TPOT normal with a Cornish–Fisher skew.
+    fn tpot_tail(&self, lambda: f64, pace: DecodePace) -> TpotTail {
+        let DecodePace {
+            tpot_mean_s,
+            per_token_s,
+            in_flight,
+        } = pace;
         let i = &self.inputs;
         let dispersion = i.ca2 + self.input_cv2;
         // The number of sequences in flight drifts over a request's life (its
@@ -272,53 +329,18 @@ impl<'a> TailModel<'a> {
             (sd, skew.min(2.0))
         };
         let lives = &self.output_lives;
-        let spreads: [(f64, f64); OUTPUT_POINTS] = std::array::from_fn(|k| spread(lives[k]));
-        // P(TPOT > x) averaged over output lengths; each length's tail from
-        // the Cornish–Fisher expansion x = μ + σ(z + (z² − 1)·γ/6), solved
-        // for z (the root that grows with x).
-        // Per output length: the mean, 1/σ and the Cornish–Fisher terms,
-        // computed once for the bisection below.
+        // Per output length: 1/σ and the Cornish–Fisher terms of
+        // x = μ + σ(z + (z² − 1)·γ/6), solved for z (the root that grows with x).
         let points: [(f64, f64, f64); OUTPUT_POINTS] = std::array::from_fn(|k| {
-            let (sd, skew) = spreads[k];
+            let (sd, skew) = spread(lives[k]);
             let a = skew / 6.0;
             (1.0 / sd, a, 1.0 / (2.0 * a))
         });
-        // Whether more than 1 % of requests exceed x: the mean over lengths
-        // of P(TPOT > x) > 1 %, i.e. the sum over points > 1 % × points;
-        // stops as soon as the partial sum (terms ≥ 0) passes it.
-        let threshold = 0.01 * OUTPUT_POINTS as f64;
-        let exceeds = |x: f64| -> bool {
-            let mut sum = 0.0;
-            for &(inv_sd, a, inv_2a) in &points {
-                let y = (x - tpot_mean_s) * inv_sd;
-                let z = if a < 1e-9 {
-                    y
-                } else {
-                    let disc = 1.0 + 4.0 * a * (a + y);
-                    if disc <= 0.0 {
-                        -10.0
-                    } else {
-                        (disc.sqrt() - 1.0) * inv_2a
-                    }
-                };
-                sum += normal_tail(z);
-                if sum > threshold {
-                    return true;
-                }
-            }
-            false
-        };
-        let (mut lo, mut hi) = (tpot_mean_s, tpot_mean_s + 20.0 * spread(1.0).0 + 1e-9);
-        // 30 halvings: far below a microsecond.
-        for _ in 0..30 {
-            let mid = 0.5 * (lo + hi);
-            if exceeds(mid) {
-                lo = mid;
-            } else {
-                hi = mid;
-            }
+        TpotTail {
+            tpot_mean_s,
+            points,
+            bracket_s: 20.0 * spread(1.0).0 + 1e-9,
         }
-        hi
     }
 
     /// The iteration times of a replica with `in_flight` sequences at
@@ -360,19 +382,26 @@ impl<'a> TailModel<'a> {
         tails
     }
 
-    /// Whether the tails at `lambda` pass `accept`, computing the costly TPOT
-    /// tail only when everything else passes: the p99 TPOT is at least its
-    /// mean, so a miss with the mean in its place is a miss. The same answer
-    /// as `accept(&self.at_with(lambda, tpot_tail))`.
-    pub fn passes(&self, lambda: f64, tpot_tail: bool, accept: impl Fn(&Tails) -> bool) -> bool {
-        let (mut tails, pace) = self.at_without_tpot_tail(lambda);
+    /// Whether the tails at `lambda` pass `accept` and the p99 TPOT is at
+    /// most `tpot_limit_ms` (when given). The costly TPOT tail is checked
+    /// only when everything else passes (the p99 TPOT is at least its mean,
+    /// so a miss with the mean in its place is a miss), and as one test of
+    /// the limit rather than a search for the p99. The same answer as
+    /// `accept(&self.at_with(lambda, true))` when `accept` checks the limit.
+    pub fn passes(
+        &self,
+        lambda: f64,
+        tpot_limit_ms: Option<f64>,
+        accept: impl Fn(&Tails) -> bool,
+    ) -> bool {
+        let (tails, pace) = self.at_without_tpot_tail(lambda);
         if !accept(&tails) {
             return false;
         }
-        match (tpot_tail, pace) {
-            (true, Some(pace)) => {
-                self.add_tpot_tail(lambda, &mut tails, pace);
-                accept(&tails)
+        match (tpot_limit_ms, pace) {
+            (Some(limit_ms), Some(pace)) => {
+                limit_ms * 1e-3 >= pace.tpot_mean_s
+                    && !self.tpot_tail(lambda, pace).exceeds(limit_ms * 1e-3)
             }
             _ => true,
         }
@@ -380,8 +409,7 @@ impl<'a> TailModel<'a> {
 
     /// Sets the p99 TPOT of `tails` from the decode pace.
     fn add_tpot_tail(&self, lambda: f64, tails: &mut Tails, pace: DecodePace) {
-        let p99_s = self.tpot_p99_s(lambda, pace.tpot_mean_s, pace.per_token_s, pace.in_flight);
-        tails.tpot_p99_ms = p99_s * 1e3;
+        tails.tpot_p99_ms = self.tpot_tail(lambda, pace).p99_s() * 1e3;
     }
 
     /// The tails with the mean TPOT as its p99, and the decode pace the TPOT
@@ -610,6 +638,31 @@ mod tests {
         let expected = boundary + t.prefill_mean_s + spread;
         assert!((t.ttft_p99_s - expected).abs() < 1e-9, "{t:?}");
         assert!(t.ttft_p99_s > t.prefill_p99_s && t.ttft_p99_s < t.prefill_p99_s + 2.0 * boundary);
+    }
+
+    #[test]
+    fn passes_tests_the_tpot_limit_as_the_p99_would() {
+        let dep = h100_8b();
+        for ca2 in [1.0, 9.0] {
+            let model = TailModel::new(&dep, inputs(ca2));
+            for lambda in [0.5, 5.0, 15.0, 25.0] {
+                let t = model.at(lambda);
+                if !t.tpot_p99_ms.is_finite() {
+                    continue;
+                }
+                // Limits on both sides of the p99, and near it (the bisection's
+                // p99 sits within a nanosecond above the exact threshold).
+                for factor in [0.5, 0.9, 0.999, 1.001, 1.1, 3.0] {
+                    let limit = t.tpot_p99_ms * factor;
+                    let expected = t.tpot_p99_ms <= limit;
+                    let got = model.passes(lambda, Some(limit), |_| true);
+                    assert_eq!(got, expected, "ca2 {ca2} λ {lambda} limit {limit} vs {t:?}");
+                }
+                // Without a limit only `accept` decides.
+                assert!(model.passes(lambda, None, |_| true));
+                assert!(!model.passes(lambda, Some(1e9), |_| false));
+            }
+        }
     }
 
     #[test]

@@ -536,8 +536,7 @@ fn capacity_at_cap(
     let service_s = ss.service_s;
     let max_rps = b as f64 / service_s;
     let model = cx.tail_model(dep, b, service_s);
-    let tpot_tail = w.slo.tpot_ms_p99.is_some();
-    let ok = |lambda: f64| model.passes(lambda, tpot_tail, |t| meets_slo(w, t));
+    let ok = |lambda: f64| model.passes(lambda, w.slo.tpot_ms_p99, |t| meets_slo(w, t));
     let hi = max_rps * w.constraints.max_utilization;
     if hi < floor_rps * (1.0 - 1e-9) {
         return Ok(None);
