@@ -5,7 +5,8 @@
 # a fixed concurrency for REQUESTS requests, while a sampler records the
 # server's RSS against the requests served (from /metrics). Prints
 # throughput, latency percentiles, status counts, peak RSS and RSS after
-# 1,000 and after all requests. Not part of CI (long on 2 cores); its
+# 1,000 and after all requests, both read with the server idle between
+# two oha runs. Not part of CI (long on 2 cores); its
 # numbers go in the closing notes.
 #
 #   scripts/load-test.sh [REQUESTS=10000] [CONNECTIONS=8] [QUERY=?verify=0]
@@ -65,15 +66,54 @@ PY
 SAMPLER=$!
 sleep 2
 
-echo "== oha: $REQUESTS requests, $CONNECTIONS connections, POST /v1/plan$QUERY"
-oha -n "$REQUESTS" -c "$CONNECTIONS" -m POST -T application/json -Z "$OUT/bodies.jsonl" \
-  -t 120s --no-tui --output-format json -o "$OUT/oha.json" "$URL/v1/plan$QUERY"
-sleep 2
+# Idle RSS (KiB): every request answered, the server waits for the next.
+# The allocator hands freed pages back over a few seconds, so read VmRSS
+# every second until it holds steady (three readings within 1 %), at most 60 s.
+idle_rss() {
+  local prev=0 steady=0 rss=0
+  for _ in $(seq 60); do
+    sleep 1
+    rss=$(sed -n 's/^VmRSS:[[:space:]]*\([0-9]*\).*/\1/p' "/proc/$SERVER/status")
+    if [ "$prev" -gt 0 ] && [ $(( (rss > prev ? rss - prev : prev - rss) * 100 )) -le "$prev" ]; then
+      steady=$((steady + 1))
+      [ "$steady" -ge 2 ] && break
+    else
+      steady=0
+    fi
+    prev=$rss
+  done
+  echo "$rss"
+}
+
+# Two phases, so RSS can be read with the server idle after the first 1,000
+# requests and after all of them (the issue's "after 1k" and "after 10k").
+FIRST=$(( REQUESTS < 1000 ? REQUESTS : 1000 ))
+REST=$(( REQUESTS - FIRST ))
+run_oha() { # COUNT OUTPUT
+  oha -n "$1" -c "$CONNECTIONS" -m POST -T application/json -Z "$OUT/bodies.jsonl" \
+    -t 120s --no-tui --output-format json -o "$2" "$URL/v1/plan$QUERY"
+}
+echo "== oha: $REQUESTS requests ($FIRST, then $REST), $CONNECTIONS connections, POST /v1/plan$QUERY"
+run_oha "$FIRST" "$OUT/oha-first.json"
+IDLE_FIRST=$(idle_rss)
+if [ "$REST" -gt 0 ]; then
+  run_oha "$REST" "$OUT/oha.json"
+else
+  cp "$OUT/oha-first.json" "$OUT/oha.json"
+fi
+IDLE_LAST=$(idle_rss)
+echo "idle RSS after $FIRST requests: $((IDLE_FIRST / 1024)) MiB; after $REQUESTS: $((IDLE_LAST / 1024)) MiB" \
+  "($(python3 -c "print(f'{($IDLE_LAST / $IDLE_FIRST - 1) * 100:+.1f}')") %)"
 kill "$SAMPLER" 2>/dev/null || true
-python3 - "$OUT/oha.json" "$OUT/rss.csv" <<'PY'
+python3 - "$OUT/oha.json" "$OUT/rss.csv" "$OUT/oha-first.json" <<'PY'
 import csv, json, sys
+first = json.load(open(sys.argv[3]))
+print(f"first {sum(first['statusCodeDistribution'].values())} requests: "
+      f"{first['summary']['requestsPerSec']:.2f} req/s, status " +
+      ", ".join(f"{k}: {v}" for k, v in sorted(first["statusCodeDistribution"].items())))
 r = json.load(open(sys.argv[1]))
 s, p = r["summary"], r["latencyPercentiles"]
+print("the rest:")
 print(f"requests: {sum(r['statusCodeDistribution'].values())} in {s['total']:.1f} s = {s['requestsPerSec']:.2f} req/s; "
       f"success rate {s['successRate'] * 100:.2f} %")
 print("latency ms: " + "  ".join(f"{k} {p[k] * 1e3:.0f}" for k in ("p50", "p90", "p99", "p99.9")) +
