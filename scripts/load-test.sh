@@ -67,10 +67,13 @@ SAMPLER=$!
 sleep 2
 
 # Idle RSS (KiB): every request answered, the server waits for the next.
-# The allocator hands freed pages back over a few seconds, so read VmRSS
-# every second until it holds steady (three readings within 1 %), at most 60 s.
+# First wait past tokio's 10 s keep-alive, so the blocking-pool threads that
+# ran plans have exited and handed back their allocator heaps (otherwise the
+# reading depends on how many happen to be parked); then read VmRSS every
+# second until it holds steady (three readings within 1 %), at most 60 s.
 idle_rss() {
   local prev=0 steady=0 rss=0
+  sleep 12
   for _ in $(seq 60); do
     sleep 1
     rss=$(sed -n 's/^VmRSS:[[:space:]]*\([0-9]*\).*/\1/p' "/proc/$SERVER/status")

@@ -4,7 +4,7 @@ use crate::calibration::Calibration;
 use crate::layout::Layout;
 use crate::perf::Deployment;
 use crate::serving::{burst, trtllm_bench_throughput};
-use crate::training::{predict_training, TrainingFactors};
+use crate::training::{predict_training, predict_training_all, TrainingFactors};
 use crate::training_memory::{
     training_memory, FineTuneMethod, Optimizer, PipelineSchedule, Recompute, TrainingMemoryInput,
 };
@@ -157,7 +157,9 @@ pub fn validate_all(
                 (Some(p), _) => p,
                 (None, BenchmarkKind::Memory) => predict_memory(catalog, row),
                 (None, BenchmarkKind::Inference) => predict_inference(catalog, row, cal),
-                (None, BenchmarkKind::Training) => predict_training(catalog, row, cal, training),
+                (None, BenchmarkKind::Training) => {
+                    predict_training_all(catalog, row, cal, training, nonllm_factors)
+                }
             };
             let (predicted, error_pct, skipped, bound) = match prediction {
                 Ok((p, bound)) => (

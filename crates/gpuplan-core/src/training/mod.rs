@@ -16,8 +16,9 @@ pub use step::{
 pub mod search;
 pub use search::{best_layout, schedule_for, Hardware, LayoutChoice, NoLayout, SearchSpace};
 pub mod mlperf;
+pub mod nonllm;
 pub mod validate;
-pub use validate::{predict_training, where_time_goes};
+pub use validate::{predict_training, predict_training_all, where_time_goes};
 pub mod egress;
 pub mod resilience;
 pub mod workload;

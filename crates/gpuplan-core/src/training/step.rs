@@ -571,7 +571,7 @@ fn micro_batch_compute(
 /// Data-parallel bandwidth one rank gets, bytes/s: NVLink when the DP group
 /// sits in one node, else the node's network shared by the `tp·pp` groups
 /// on it (k = GPUs per node / (tp·pp) ranks of the group per node).
-fn dp_bandwidth(layout: &TrainingLayout, fabric: &Fabric, f: &TrainingFactors) -> f64 {
+pub(crate) fn dp_bandwidth(layout: &TrainingLayout, fabric: &Fabric, f: &TrainingFactors) -> f64 {
     let model_parallel = u64::from(layout.tp) * u64::from(layout.pp);
     let node = u64::from(fabric.gpus_per_node);
     let eff = f.collective_efficiency();

@@ -6,6 +6,7 @@
 use super::fabric::Fabric;
 use super::factors::TrainingFactors;
 use super::mlperf::{Convergence, MLPERF_BENCHMARKS};
+use super::nonllm::{nonllm_benchmark, predict_nonllm_time_to_train};
 use super::search::{best_layout, Hardware, SearchSpace};
 use super::step::{
     megatron_2021_flops_per_token, model_flops_per_token, step_time, AttentionKernel, StepTime,
@@ -14,7 +15,7 @@ use super::step::{
 use crate::calibration::Calibration;
 use crate::training_memory::{FineTuneMethod, Optimizer, PipelineSchedule, Recompute};
 use crate::validate::{number_after, Prediction};
-use gpuplan_catalog::{BenchmarkRow, Catalog, GpuSpec, Precision};
+use gpuplan_catalog::{BenchmarkRow, Catalog, GpuSpec, NonLlmCatalog, Precision};
 
 /// Scale-out bandwidth per GPU of the reference systems published runs use
 /// when a row does not state it, Gb/s: one HDR 200 Gb/s InfiniBand NIC per
@@ -35,6 +36,15 @@ fn reference_node_gpus(gpu: &GpuSpec, gpu_count: u64) -> u32 {
         8
     };
     domain.min(gpu_count.max(1)) as u32
+}
+
+/// The fabric of the reference system a published run of `gpus` GPUs used.
+fn reference_fabric(cal: &Calibration) -> impl Fn(&GpuSpec, u64) -> Fabric + '_ {
+    move |gpu, gpus| {
+        let node_gpus = reference_node_gpus(gpu, gpus);
+        let nic = reference_nic_gbits_per_gpu(gpu);
+        Fabric::new(gpu, node_gpus, true, nic * f64::from(node_gpus), false, cal)
+    }
 }
 
 /// A row's network per GPU: `400 Gb/s/GPU` or `400 Gb/s per GPU` in its
@@ -59,14 +69,45 @@ fn row_nic_gbits_per_gpu(notes: &str, gpu: &GpuSpec) -> f64 {
     reference_nic_gbits_per_gpu(gpu)
 }
 
-/// Predicts one training row.
+/// Predicts one training row (non-LLM benchmarks with the bundled
+/// non-LLM family factors).
 pub fn predict_training(
     catalog: &Catalog,
     row: &BenchmarkRow,
     cal: &Calibration,
     factors: &TrainingFactors,
 ) -> Prediction {
+    predict_training_all(
+        catalog,
+        row,
+        cal,
+        factors,
+        &crate::nonllm::bundled_factors(),
+    )
+}
+
+/// Predicts one training row with the given non-LLM family factors
+/// (`data/nonllm_calibration.csv`), which the non-LLM benchmarks use.
+pub fn predict_training_all(
+    catalog: &Catalog,
+    row: &BenchmarkRow,
+    cal: &Calibration,
+    factors: &TrainingFactors,
+    nonllm_factors: &Calibration,
+) -> Prediction {
     match row.metric.as_str() {
+        "time_to_train_min" if nonllm_benchmark(&row.dataset).is_some() => {
+            let nonllm = NonLlmCatalog::embedded().map_err(|e| e.to_string())?;
+            predict_nonllm_time_to_train(
+                catalog,
+                &nonllm,
+                row,
+                cal,
+                factors,
+                nonllm_factors,
+                reference_fabric(cal),
+            )
+        }
         "time_to_train_min" => predict_time_to_train(catalog, row, cal, factors),
         "tokens_per_s_per_gpu" | "tflops_per_gpu" => predict_throughput(catalog, row, cal, factors),
         other => Err(format!("training metric `{other}` is not predicted")),
@@ -239,9 +280,7 @@ fn predict_time_to_train(
         grad_reduce_bytes: 4.0,
         attention_kernel: AttentionKernel::Cudnn,
     };
-    let node_gpus = reference_node_gpus(gpu, gpus);
-    let nic = reference_nic_gbits_per_gpu(gpu);
-    let fabric = Fabric::new(gpu, node_gpus, true, nic * f64::from(node_gpus), false, cal);
+    let fabric = reference_fabric(cal)(gpu, gpus);
     let hw = Hardware {
         gpu,
         fabric: &fabric,
