@@ -84,6 +84,16 @@ pub struct BenchmarkRow {
     pub scenario: String,
     /// End-to-end p99 latency bound of a latency-bounded run, ms, where stated.
     pub latency_p99_bound_ms: Option<f64>,
+    /// p99 time-to-first-token bound of an SLO-bounded run (MLPerf Server /
+    /// Interactive), ms, where stated.
+    pub ttft_p99_bound_ms: Option<f64>,
+    /// p99 time-per-output-token bound of an SLO-bounded run, ms, where stated.
+    pub tpot_p99_bound_ms: Option<f64>,
+    /// Serving engine as stated (`trtllm`, `vllm`, `rocm-vllm`, `sglang`, ...), lower case.
+    pub engine: String,
+    /// How the request lengths are given: `fixed` (input_len/output_len) or
+    /// `dataset` (the lengths of the row's data set), lower case.
+    pub lengths: String,
 }
 
 /// Parses a benchmark file. Every number must be in its range of
@@ -156,6 +166,10 @@ pub fn parse_benchmarks(file: &str, text: &str) -> Result<Vec<BenchmarkRow>> {
             per_system: flag(&row, "per_system")?,
             scenario: row.text("scenario").to_ascii_lowercase(),
             latency_p99_bound_ms: row.opt_span("latency_p99_bound_ms", limits::BENCH_LATENCY_MS)?,
+            ttft_p99_bound_ms: row.opt_span("ttft_p99_bound_ms", limits::BENCH_LATENCY_MS)?,
+            tpot_p99_bound_ms: row.opt_span("tpot_p99_bound_ms", limits::BENCH_LATENCY_MS)?,
+            engine: row.text("engine").to_ascii_lowercase(),
+            lengths: row.text("lengths").to_ascii_lowercase(),
             id,
         });
     }

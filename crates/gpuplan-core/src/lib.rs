@@ -29,6 +29,7 @@ mod layout;
 pub mod limits;
 mod memory;
 mod mig;
+pub mod mlperf_inference;
 pub mod nonllm;
 mod perf;
 mod plan;
@@ -78,8 +79,9 @@ pub use plan::training::{
     plan_training, plan_training_framework, TrainingPlan, TrainingReport, TRAINING_PLANS_SHOWN,
 };
 pub use plan::{
-    plan, region_in_geo, Derivation, Plan, PlanOptions, PlanReport, PriceFlag, RejectReason,
-    Rejection, SimulatedTails, Verification, BATCH_CAPS, MAX_REPLICAS,
+    plan, region_in_geo, replica_capacity, Derivation, Plan, PlanOptions, PlanReport, PriceFlag,
+    RejectReason, Rejection, ReplicaCapacity, SimulatedTails, Verification, BATCH_CAPS,
+    MAX_REPLICAS,
 };
 pub use queueing::{erlang_c, mean_wait_s, wait_probability, wait_quantile_s};
 pub use replay::{plan_replica, PlanReplica};

@@ -134,17 +134,20 @@ pub fn validate_with(
         cal,
         training,
         &crate::nonllm::bundled_factors(),
+        &crate::mlperf_inference::bundled_input_lengths(),
     )
 }
 
 /// Predicts every row with the given inference, training and non-LLM
-/// (`data/nonllm_calibration.csv`) factors.
+/// (`data/nonllm_calibration.csv`) factors and MLPerf data-set input means
+/// (`data/mlperf_input_lengths.csv`).
 pub fn validate_all(
     catalog: &Catalog,
     rows: &[BenchmarkRow],
     cal: &Calibration,
     training: &TrainingFactors,
     nonllm_factors: &Calibration,
+    input_lengths: &Calibration,
 ) -> ValidationReport {
     let nonllm = gpuplan_catalog::NonLlmCatalog::embedded().ok();
     let mut out: Vec<ValidationRow> = rows
@@ -156,6 +159,11 @@ pub fn validate_all(
             let prediction = match (other, row.kind) {
                 (Some(p), _) => p,
                 (None, BenchmarkKind::Memory) => predict_memory(catalog, row),
+                (None, BenchmarkKind::Inference)
+                    if crate::mlperf_inference::is_mlperf_llm_row(row) =>
+                {
+                    crate::mlperf_inference::predict_mlperf_llm(catalog, row, cal, input_lengths)
+                }
                 (None, BenchmarkKind::Inference) => predict_inference(catalog, row, cal),
                 (None, BenchmarkKind::Training) => {
                     predict_training_all(catalog, row, cal, training, nonllm_factors)
@@ -186,7 +194,12 @@ pub fn validate_all(
                     .as_ref()
                     .and_then(|n| n.model(&row.model))
                     .filter(|_| row.kind != BenchmarkKind::Training)
-                    .map(|m| format!("{} {}", m.family.as_str(), row.scenario)),
+                    .map(|m| format!("{} {}", m.family.as_str(), row.scenario))
+                    .or_else(|| {
+                        (row.kind == BenchmarkKind::Inference
+                            && crate::mlperf_inference::is_mlperf_llm_row(row))
+                        .then(|| format!("llm {}", row.scenario))
+                    }),
             }
         })
         .collect();

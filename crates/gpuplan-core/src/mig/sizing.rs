@@ -61,6 +61,7 @@ pub fn fit_on_device(
         cal,
         ca2: w.arrival_cv2,
         cs2: service_cv2(w),
+        prebuilt_engine: false,
     };
     let mut best: Option<DeviceFit> = None;
     let mut reason = String::from("no precision to try");

@@ -79,6 +79,9 @@ pub(crate) struct CapacityContext<'a> {
     pub ca2: f64,
     /// Squared coefficient of variation of service times.
     pub cs2: f64,
+    /// The engine is built offline from the checkpoint (TensorRT-LLM), so no
+    /// replica loads 16-bit weights before quantising them (vLLM's online FP8).
+    pub prebuilt_engine: bool,
 }
 
 /// Longest sequence the p99 request reaches (prompt + output), tokens.
@@ -231,7 +234,7 @@ fn loading_fits(
     memory: &InferenceMemory,
     label: &str,
 ) -> Result<(), ReplicaRejection> {
-    if serving.load_precision == precision {
+    if serving.load_precision == precision || cx.prebuilt_engine {
         return Ok(());
     }
     let model = &cx.workload.model;

@@ -60,6 +60,7 @@ pub fn plan(
         cal,
         ca2: w.arrival_cv2,
         cs2: service_cv2(w),
+        prebuilt_engine: false,
     };
     let outcomes = evaluate_replicas(catalog, &cx, &passing);
     let (plans, candidates_evaluated) =
@@ -85,6 +86,64 @@ pub fn plan(
 
 /// Squared coefficient of variation of a request's service time, from the
 /// output length's spread: p99 ≈ mean + 2.326 σ for a normal tail.
+/// One replica's capacity within a workload's SLO.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct ReplicaCapacity {
+    /// Highest arrival rate whose p99s meet every SLO (and the utilisation
+    /// cap), requests/s.
+    pub capacity_rps: f64,
+    /// The batch cap that gives it.
+    pub batch_cap: u64,
+    /// Throughput bound at that cap (requests/s at 100% utilisation).
+    pub max_rps: f64,
+    /// p99 TPOT at the capacity, ms.
+    pub tpot_p99_ms: f64,
+}
+
+/// The capacity within `w`'s SLO of one replica of `w.model` on `layout`
+/// GPUs of `gpu` at `precision`: the quantity `plan` sizes replicas with,
+/// through the same validation layer and tail model. `prebuilt_engine`: the
+/// engine is built offline (TensorRT-LLM), so loading never holds 16-bit
+/// weights. The error says why the configuration cannot serve the workload.
+pub fn replica_capacity(
+    catalog: &Catalog,
+    w: &InferenceWorkload,
+    gpu: &GpuSpec,
+    precision: gpuplan_catalog::Precision,
+    layout: crate::layout::Layout,
+    cal: &Calibration,
+    prebuilt_engine: bool,
+) -> Result<ReplicaCapacity, String> {
+    let cx = CapacityContext {
+        workload: w,
+        cal,
+        ca2: w.arrival_cv2,
+        cs2: service_cv2(w),
+        prebuilt_engine,
+    };
+    let key = ReplicaKey {
+        gpu: gpu.name.clone(),
+        precision,
+        layout,
+    };
+    let spec = capacity::replica_spec(w, gpu, &key);
+    let checked = check_replica(&spec, catalog, w.variant).map_err(|violations| {
+        violations
+            .first()
+            .map(ToString::to_string)
+            .unwrap_or_else(|| "the configuration is not valid".into())
+    })?;
+    let choice = evaluate_replica(&cx, &key, &checked)
+        .0
+        .map_err(|r| r.example)?;
+    Ok(ReplicaCapacity {
+        capacity_rps: choice.cap.capacity_rps,
+        batch_cap: choice.cap.batch,
+        max_rps: choice.cap.max_rps,
+        tpot_p99_ms: choice.cap.tpot_at_capacity_ms,
+    })
+}
+
 pub(crate) fn service_cv2(w: &InferenceWorkload) -> f64 {
     ((w.output_tokens.p99 - w.output_tokens.mean) / (2.326 * w.output_tokens.mean))
         .powi(2)

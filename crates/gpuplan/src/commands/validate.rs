@@ -7,6 +7,7 @@ use crate::load;
 use gpuplan_catalog::{
     parse_benchmarks, BenchmarkKind, Catalog, BUNDLED_BENCHMARKS_DEV, BUNDLED_BENCHMARKS_DEV_2,
 };
+use gpuplan_core::mlperf_inference::{bundled_input_lengths, fit_input_lengths};
 use gpuplan_core::nonllm::{bundled_factors, fit_nonllm_factors};
 use gpuplan_core::{
     fit_calibration, fit_training_calibration, validate_all, validate_with, ErrorSummary,
@@ -34,6 +35,9 @@ pub fn run(catalog: &Catalog, cmd: ValidateCmd) -> CliResult {
         rows.retain(|r| r.kind == k);
     }
     let mut cal = load::calibration(cmd.calibration.as_deref())?;
+    // The LLM efficiencies as given (before any refit): the MLPerf input
+    // means are fitted against them, as the bundled file is.
+    let given_cal = cal.clone();
     let mut training = load::training_factors(cmd.training_calibration.as_deref())?;
     if cmd.fit {
         training = fit_training_calibration(catalog, &rows, &cal, &training);
@@ -100,14 +104,18 @@ pub fn run(catalog: &Catalog, cmd: ValidateCmd) -> CliResult {
             println!("{t}");
         }
     }
-    let nonllm = if cmd.fit {
-        fit_nonllm_factors(catalog, &rows, &cal, &bundled_factors())
+    let (nonllm, input_lengths) = if cmd.fit {
+        (
+            fit_nonllm_factors(catalog, &rows, &cal, &bundled_factors()),
+            fit_input_lengths(catalog, &rows, &given_cal, &bundled_input_lengths()),
+        )
     } else {
-        bundled_factors()
+        (bundled_factors(), bundled_input_lengths())
     };
-    let report = validate_all(catalog, &rows, &cal, &training, &nonllm);
+    let report = validate_all(catalog, &rows, &cal, &training, &nonllm, &input_lengths);
     if cmd.fit && !cmd.json && !report.summary.by_family.is_empty() {
         print_factors("non-LLM factor", &nonllm);
+        print_factors("MLPerf data-set input mean", &input_lengths);
     }
     if cmd.json {
         return print_json(&report);
@@ -179,9 +187,13 @@ fn print_family_markdown(report: &gpuplan_core::ValidationReport) {
     }
     println!("| family · scenario | rows predicted | skipped | median abs error | p90 abs error | worst |");
     println!("|---|---:|---:|---:|---:|---:|");
-    let mut predicted = 0;
+    let (mut predicted, mut llm) = (0, 0);
     for (f, s) in &report.summary.by_family {
-        predicted += s.n_predicted;
+        if f.starts_with("llm ") {
+            llm += s.n_predicted;
+        } else {
+            predicted += s.n_predicted;
+        }
         println!(
             "| {f} | {} | {} | {}% | {}% | {}% |",
             s.n_predicted,
@@ -196,6 +208,13 @@ fn print_family_markdown(report: &gpuplan_core::ValidationReport) {
         "Non-LLM rows: {predicted} predicted with {} fitted factors (`data/nonllm_calibration.csv`) on top of the LLM calibration.",
         bundled_factors().factors.len()
     );
+    if llm > 0 {
+        println!();
+        println!(
+            "MLPerf LLM rows (`llm` above): {llm} predicted with {} fitted data-set input means (`data/mlperf_input_lengths.csv`, fitted on the Offline rows; Server and Interactive rows are not fitted on).",
+            bundled_input_lengths().factors.len()
+        );
+    }
     println!();
 }
 

@@ -1,0 +1,420 @@
+//! MLPerf Inference LLM rows of `benchmarks_dev_2.csv`: Offline (maximum
+//! throughput over the whole data set) and Server / Interactive (the highest
+//! Poisson rate whose p99 TTFT and p99 TPOT meet the benchmark's bounds — the
+//! capacity `plan` sizes replicas with, computed by [`crate::replica_capacity`]).
+//!
+//! Request lengths come from the data set (`data/benchmarks/benchmark_datasets.csv`:
+//! the published mean output, the input and output limits). No source gives
+//! any data set's mean *input* length, so it is one fitted number per data set
+//! (`data/mlperf_input_lengths.csv`, fitted on the Offline rows by
+//! `gpuplan validate --set mlperf --fit`); the Server and Interactive rows
+//! reuse it and are not fitted on.
+
+use crate::calibration::Calibration;
+use crate::layout::Layout;
+use crate::perf::Deployment;
+use crate::serving::trtllm_bench_throughput;
+use crate::validate::Prediction;
+use crate::workload::{default_kv_precision, InferenceWorkload, RawWorkload};
+use gpuplan_catalog::{BenchmarkRow, Catalog, GpuSpec, ModelArch, Precision};
+use serde::Deserialize;
+use std::sync::OnceLock;
+
+/// The MLPerf data sets' published facts (a copy of `benchmark_datasets.csv`).
+pub const BUNDLED_DATASETS: &str = include_str!("../../../data/benchmarks/benchmark_datasets.csv");
+
+/// The fitted mean input length per data set.
+pub const BUNDLED_INPUT_LENGTHS: &str = include_str!("../../../data/mlperf_input_lengths.csv");
+
+/// Prefix of the fitted factors in `data/mlperf_input_lengths.csv`.
+pub const INPUT_MEAN_FACTOR: &str = "mlperf_input_mean_tokens";
+
+/// One MLPerf data set, as published.
+#[derive(Debug, Clone, Deserialize)]
+pub struct MlperfDataset {
+    /// Benchmark key (`llama2-70b`).
+    pub benchmark: String,
+    /// Longest input the data set admits, tokens.
+    pub input_max: Option<f64>,
+    /// Mean output tokens per sample.
+    pub output_mean: Option<f64>,
+    /// p99 output tokens, where measured.
+    pub output_p99: Option<f64>,
+    /// Output limit (max_new_tokens).
+    pub output_max: Option<f64>,
+}
+
+fn datasets() -> &'static [MlperfDataset] {
+    static TABLE: OnceLock<Vec<MlperfDataset>> = OnceLock::new();
+    TABLE.get_or_init(|| {
+        csv::Reader::from_reader(BUNDLED_DATASETS.as_bytes())
+            .deserialize()
+            .filter_map(|r| r.ok())
+            .collect()
+    })
+}
+
+/// The published facts of a data set.
+pub fn dataset(benchmark: &str) -> Option<&'static MlperfDataset> {
+    datasets().iter().find(|d| d.benchmark == benchmark)
+}
+
+/// The bundled fitted input means.
+pub fn bundled_input_lengths() -> Calibration {
+    Calibration::parse_against(
+        BUNDLED_INPUT_LENGTHS,
+        BUNDLED_INPUT_LENGTHS,
+        "data/mlperf_input_lengths.csv",
+    )
+    .unwrap_or(Calibration {
+        factors: Vec::new(),
+    })
+}
+
+/// The request lengths of a data set: mean and p99 of input and output.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct DatasetLengths {
+    pub input_mean: f64,
+    pub input_p99: f64,
+    pub output_mean: f64,
+    pub output_p99: f64,
+}
+
+/// The lengths of `benchmark`: the fitted input mean, the published output
+/// mean; as p99s the measured output p99 where published, else the limits
+/// (a long-tailed data set reaches them: llama2-70b's outputs run to 851 of
+/// 1,024 in 100 samples).
+pub fn dataset_lengths(benchmark: &str, lengths: &Calibration) -> Result<DatasetLengths, String> {
+    let d = dataset(benchmark)
+        .ok_or_else(|| format!("data set `{benchmark}` is not in benchmark_datasets.csv"))?;
+    let input_mean = lengths
+        .get(&format!("{INPUT_MEAN_FACTOR}.{benchmark}"))
+        .ok_or_else(|| {
+            format!(
+                "the mean input length of `{benchmark}` is not published and fewer than {MIN_FIT_ROWS} Offline TensorRT-LLM rows fit it"
+            )
+        })?;
+    let output_mean = d
+        .output_mean
+        .ok_or_else(|| format!("`{benchmark}` publishes no mean output length"))?;
+    let input_max = d.input_max.unwrap_or(input_mean * 3.0);
+    let output_max = d.output_max.unwrap_or(output_mean * 3.0);
+    Ok(DatasetLengths {
+        input_mean,
+        input_p99: input_max.max(input_mean * 1.01),
+        output_mean,
+        output_p99: d.output_p99.unwrap_or(output_max).max(output_mean * 1.01),
+    })
+}
+
+/// The compute precision of a TensorRT-LLM MLPerf submission: MLPerf's
+/// `weights fp16` records the checkpoint, and NVIDIA's harness quantises to
+/// FP8 on GPUs with FP8 tensor cores (`use_fp8` in its configs, e.g.
+/// inference_results_v4.1 closed/NVIDIA/configs/llama2-70b/Offline); an
+/// explicit FP8 or FP4 stays.
+pub fn submission_precision(row: &BenchmarkRow, gpu: &GpuSpec) -> Result<Precision, String> {
+    let stated: Precision = row.precision.parse()?;
+    Ok(match stated {
+        Precision::Fp16 | Precision::Bf16 if gpu.fp8_tflops.is_some() => Precision::Fp8,
+        p => p,
+    })
+}
+
+/// Whether this module predicts the row: an LLM inference row measured on
+/// its data set's lengths.
+pub fn is_mlperf_llm_row(row: &BenchmarkRow) -> bool {
+    row.lengths == "dataset"
+        && matches!(row.scenario.as_str(), "offline" | "server" | "interactive")
+        && dataset(&row.dataset).is_some()
+        && !row.dataset.is_empty()
+}
+
+/// The layouts a submission of `gpus` GPUs may have run: the stated TP/PP,
+/// else TP 1–8 (within a node) replicated over the GPUs.
+fn candidate_layouts(row: &BenchmarkRow, gpus: u64) -> Vec<Layout> {
+    if let Some(tp) = row.tp {
+        return vec![Layout {
+            tp: tp as u32,
+            pp: row.pp.unwrap_or(1) as u32,
+        }];
+    }
+    [1u32, 2, 4, 8]
+        .into_iter()
+        .filter(|&tp| u64::from(tp) <= gpus && gpus.is_multiple_of(u64::from(tp)))
+        .map(|tp| Layout { tp, pp: 1 })
+        .collect()
+}
+
+/// Predicts an MLPerf LLM row: output tokens/s of the whole system.
+pub fn predict_mlperf_llm(
+    catalog: &Catalog,
+    row: &BenchmarkRow,
+    cal: &Calibration,
+    lengths: &Calibration,
+) -> Prediction {
+    if row.engine != "trtllm" {
+        return Err(format!(
+            "engine `{}` is not modelled yet (the efficiencies are TensorRT-LLM's)",
+            row.engine
+        ));
+    }
+    if row.dataset == "gptj" {
+        return Err("beam search (4 beams, GPT-J) is not modelled".into());
+    }
+    let model = catalog.model(&row.model).map_err(|e| e.to_string())?;
+    let gpu = catalog.gpu(&row.gpu).map_err(|e| e.to_string())?;
+    let gpus = row.gpu_count.ok_or("row has no GPU count")?;
+    let precision = submission_precision(row, gpu)?;
+    let len = dataset_lengths(&row.dataset, lengths)?;
+    let mut best: Option<(f64, String)> = None;
+    let mut last_err = String::from("no layout divides the GPUs");
+    for layout in candidate_layouts(row, gpus) {
+        let replicas = (gpus / u64::from(layout.gpus())) as f64;
+        let outcome = match row.scenario.as_str() {
+            "offline" => offline(&model, gpu, layout, precision, &len, cal),
+            _ => at_slo(catalog, row, &model, gpu, layout, precision, &len, cal),
+        };
+        match outcome {
+            Ok((per_replica, why)) => {
+                let value = per_replica * replicas;
+                if best.as_ref().is_none_or(|(v, _)| value > *v) {
+                    let label = format!("TP{} ×{} {precision}; {why}", layout.tp, replicas);
+                    best = Some((value, label));
+                }
+            }
+            Err(e) => last_err = e,
+        }
+    }
+    let (value, label) = best.ok_or(last_err)?;
+    Ok((value, Some(label)))
+}
+
+/// Offline: trtllm-bench's maximum throughput at the data set's mean lengths.
+fn offline(
+    model: &ModelArch,
+    gpu: &GpuSpec,
+    layout: Layout,
+    precision: Precision,
+    len: &DatasetLengths,
+    cal: &Calibration,
+) -> Result<(f64, String), String> {
+    let dep = Deployment::new(
+        model,
+        gpu,
+        layout,
+        precision,
+        default_kv_precision(precision),
+        cal,
+    )
+    .map_err(|e| e.to_string())?;
+    let input = len.input_mean.round().max(1.0) as u64;
+    let output = len.output_mean.round().max(1.0) as u64;
+    let (state, limit) =
+        trtllm_bench_throughput(model, gpu, &dep, cal, input, output).map_err(|e| e.to_string())?;
+    Ok((
+        state.output_tokens_per_s,
+        format!(
+            "{}, {} by {}",
+            state.decode_bound.label(),
+            state.concurrency as u64,
+            limit.label()
+        ),
+    ))
+}
+
+/// Server / Interactive: the capacity at the row's p99 TTFT and TPOT bounds
+/// under Poisson arrivals, times the mean output (MLPerf counts completed
+/// output tokens per second).
+#[allow(clippy::too_many_arguments)]
+fn at_slo(
+    catalog: &Catalog,
+    row: &BenchmarkRow,
+    model: &ModelArch,
+    gpu: &GpuSpec,
+    layout: Layout,
+    precision: Precision,
+    len: &DatasetLengths,
+    cal: &Calibration,
+) -> Result<(f64, String), String> {
+    let ttft = row
+        .ttft_p99_bound_ms
+        .ok_or("row states no p99 TTFT bound")?;
+    let tpot = row
+        .tpot_p99_bound_ms
+        .ok_or("row states no p99 TPOT bound")?;
+    let w = workload(catalog, model, precision, len, ttft, tpot)?;
+    let c = crate::plan::replica_capacity(catalog, &w, gpu, precision, layout, cal, true)?;
+    Ok((
+        c.capacity_rps * len.output_mean,
+        format!(
+            "{:.2} req/s per replica at cap {}, p99 TPOT {:.0} ms",
+            c.capacity_rps, c.batch_cap, c.tpot_p99_ms
+        ),
+    ))
+}
+
+/// The benchmark as a workload: Poisson arrivals, the data set's lengths,
+/// the p99 bounds as SLOs, and the highest utilisation the planner allows
+/// (MLPerf reports the highest rate that still meets the bounds). The peak
+/// is far above any replica's capacity, so the batch cap the search prefers
+/// (fewest replicas for the peak) is the one with the most capacity.
+fn workload(
+    catalog: &Catalog,
+    model: &ModelArch,
+    precision: Precision,
+    len: &DatasetLengths,
+    ttft_ms: f64,
+    tpot_ms: f64,
+) -> Result<InferenceWorkload, String> {
+    let text = format!(
+        r#"
+kind = "inference"
+[model]
+id = "{id}"
+precisions = ["{precision}"]
+[traffic]
+requests_per_s = 1000000
+input_tokens = {{ mean = {im}, p99 = {ip} }}
+output_tokens = {{ mean = {om}, p99 = {op} }}
+[slo]
+ttft_ms_p99 = {ttft_ms}
+tpot_ms_p99 = {tpot_ms}
+[constraints]
+max_utilization = {u}
+"#,
+        id = model.id,
+        im = len.input_mean,
+        ip = len.input_p99,
+        om = len.output_mean,
+        op = len.output_p99,
+        u = crate::limits::MAX_UTILIZATION.max,
+    );
+    let raw: RawWorkload = toml::from_str(&text).map_err(|e| e.to_string())?;
+    raw.validate(catalog, Some(model.clone()))
+        .map_err(|e| e.to_string())
+}
+
+/// Loss of the input lengths over the Offline rows of one data set (soft-L1
+/// on the log error, as every fit); a row the lengths make unpredictable
+/// costs as much as a 10× error, so the fit cannot escape into them.
+fn offline_loss(
+    catalog: &Catalog,
+    rows: &[&BenchmarkRow],
+    cal: &Calibration,
+    lengths: &Calibration,
+) -> f64 {
+    rows.iter()
+        .map(|row| match predict_mlperf_llm(catalog, row, cal, lengths) {
+            Ok((p, _)) if p > 0.0 && p.is_finite() => {
+                crate::validate::soft_l1((p / row.value).ln())
+            }
+            _ => crate::validate::soft_l1(10f64.ln()),
+        })
+        .sum()
+}
+
+/// Offline rows a data set's input mean is fitted on: fewer than this and
+/// the mean stays unknown (its rows are skipped, saying so).
+pub const MIN_FIT_ROWS: usize = 2;
+
+/// The Offline rows of `benchmark` that TensorRT-LLM ran (the engine the
+/// efficiencies are fitted for).
+fn offline_rows<'a>(rows: &'a [BenchmarkRow], benchmark: &str) -> Vec<&'a BenchmarkRow> {
+    rows.iter()
+        .filter(|r| {
+            is_mlperf_llm_row(r)
+                && r.scenario == "offline"
+                && r.engine == "trtllm"
+                && r.dataset == benchmark
+        })
+        .collect()
+}
+
+/// Fits each data set's mean input length on its Offline TensorRT-LLM rows
+/// (golden-section search on the log of the length within its bounds);
+/// a data set with fewer than [`MIN_FIT_ROWS`] keeps the template's value.
+pub fn fit_input_lengths(
+    catalog: &Catalog,
+    rows: &[BenchmarkRow],
+    cal: &Calibration,
+    template: &Calibration,
+) -> Calibration {
+    let mut fitted = template.clone();
+    for i in 0..fitted.factors.len() {
+        let benchmark = fitted.factors[i]
+            .name
+            .trim_start_matches(INPUT_MEAN_FACTOR)
+            .trim_start_matches('.')
+            .to_string();
+        let mine = offline_rows(rows, &benchmark);
+        if mine.len() < MIN_FIT_ROWS {
+            continue;
+        }
+        let (lo, hi) = (fitted.factors[i].min, fitted.factors[i].max);
+        let mut loss_at = |v: f64| {
+            fitted.factors[i].value = v;
+            offline_loss(catalog, &mine, cal, &fitted)
+        };
+        let (mut a, mut b) = (lo.ln(), hi.ln());
+        let g = (5f64.sqrt() - 1.0) / 2.0;
+        for _ in 0..40 {
+            let c = b - g * (b - a);
+            let d = a + g * (b - a);
+            if loss_at(c.exp()) <= loss_at(d.exp()) {
+                b = d;
+            } else {
+                a = c;
+            }
+        }
+        // Whole tokens, as the file holds them.
+        fitted.factors[i].value = (0.5 * (a + b)).exp().round().clamp(lo, hi);
+    }
+    fitted
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn data_sets_give_their_published_lengths_and_the_fitted_input() {
+        let lengths = bundled_input_lengths();
+        let l = dataset_lengths("llama2-70b", &lengths).unwrap();
+        // OpenOrca: 294.45 reference output tokens, limits 1,023 in and 1,024 out.
+        assert_eq!(l.output_mean, 294.45);
+        assert_eq!((l.input_p99, l.output_p99), (1023.0, 1024.0));
+        assert!(l.input_mean > 16.0 && l.input_mean < 1023.0);
+        // deepseek-r1 publishes its output p99 (20,000) but no input mean.
+        assert!(dataset_lengths("deepseek-r1", &lengths)
+            .unwrap_err()
+            .contains("not published"));
+        assert!(dataset_lengths("no-such-set", &lengths).is_err());
+    }
+
+    #[test]
+    fn tensorrt_llm_submissions_quantise_sixteen_bit_checkpoints_to_fp8() {
+        let catalog = Catalog::embedded().unwrap();
+        let rows = gpuplan_catalog::parse_benchmarks(
+            "benchmarks_dev_2.csv",
+            gpuplan_catalog::BUNDLED_BENCHMARKS_DEV_2,
+        )
+        .unwrap();
+        let row = rows
+            .iter()
+            .find(|r| r.id == "mlperf41-llama2-70b-009")
+            .unwrap();
+        assert_eq!(row.precision, "fp16");
+        let h100 = catalog.gpu("H100-SXM-80GB").unwrap();
+        assert_eq!(submission_precision(row, h100).unwrap(), Precision::Fp8);
+        let l40s = catalog.gpu("L40S-48GB").unwrap();
+        assert_eq!(submission_precision(row, l40s).unwrap(), Precision::Fp8);
+        let a100 = catalog.gpu("A100-SXM-80GB").unwrap();
+        assert_eq!(submission_precision(row, a100).unwrap(), Precision::Fp16);
+        // A stated TP is the only layout; else every TP dividing the GPUs.
+        assert_eq!(candidate_layouts(row, 8).len(), 4);
+        let mut stated = row.clone();
+        stated.tp = Some(2);
+        assert_eq!(candidate_layouts(&stated, 8), vec![Layout { tp: 2, pp: 1 }]);
+        assert_eq!(candidate_layouts(row, 6).len(), 2);
+    }
+}

@@ -1,0 +1,91 @@
+//! MLPerf Inference LLM rows (`benchmarks_dev_2.csv`): Offline throughput and
+//! Server / Interactive capacity at the p99 bounds, on the data sets' lengths.
+
+use gpuplan_catalog::{parse_benchmarks, BenchmarkRow, Catalog, BUNDLED_BENCHMARKS_DEV_2};
+use gpuplan_core::mlperf_inference::{
+    bundled_input_lengths, fit_input_lengths, is_mlperf_llm_row, predict_mlperf_llm,
+};
+use gpuplan_core::Calibration;
+
+fn rows() -> Vec<BenchmarkRow> {
+    parse_benchmarks("benchmarks_dev_2.csv", BUNDLED_BENCHMARKS_DEV_2).unwrap()
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+#[test]
+fn the_bundled_input_lengths_are_what_the_fit_produces() {
+    let catalog = Catalog::embedded().unwrap();
+    let bundled = bundled_input_lengths();
+    assert_eq!(bundled.factors.len(), 3);
+    let fitted = fit_input_lengths(&catalog, &rows(), &Calibration::bundled(), &bundled);
+    for (f, b) in fitted.factors.iter().zip(&bundled.factors) {
+        assert_eq!(f.name, b.name);
+        assert_eq!(
+            f.value, b.value,
+            "{}: the fit gives {} but data/mlperf_input_lengths.csv has {} (see `gpuplan validate --set mlperf --fit`)",
+            f.name, f.value, b.value
+        );
+        // A fit at a bound would mean the length stands in for a model error.
+        assert!(f.value > f.min && f.value < f.max, "{} at a bound", f.name);
+    }
+}
+
+#[test]
+fn tensorrt_llm_offline_and_server_rows_are_within_the_targets() {
+    let catalog = Catalog::embedded().unwrap();
+    let cal = Calibration::bundled();
+    let lengths = bundled_input_lengths();
+    let rows = rows();
+    let mut errors: std::collections::BTreeMap<&str, Vec<f64>> = Default::default();
+    let mut llm = 0;
+    for row in rows.iter().filter(|r| is_mlperf_llm_row(r)) {
+        llm += 1;
+        match predict_mlperf_llm(&catalog, row, &cal, &lengths) {
+            Ok((p, _)) => {
+                assert!(p.is_finite() && p > 0.0, "{}", row.id);
+                errors
+                    .entry(row.scenario.as_str())
+                    .or_default()
+                    .push(((p - row.value) / row.value * 100.0).abs());
+            }
+            Err(why) => assert!(!why.is_empty(), "{}", row.id),
+        }
+    }
+    assert!(llm >= 150, "{llm} MLPerf LLM rows");
+    // Offline: the input means are fitted on these rows (target 10%).
+    let offline = errors.remove("offline").unwrap();
+    assert!(
+        offline.len() >= 30 && median(offline.clone()) <= 10.0,
+        "{offline:?}"
+    );
+    // Server: not fitted on — the planner's capacity at the p99 bounds (target 15%).
+    let server = errors.remove("server").unwrap();
+    assert!(
+        server.len() >= 25 && median(server.clone()) <= 15.0,
+        "{server:?}"
+    );
+    let interactive = errors.remove("interactive").unwrap();
+    assert!(median(interactive.clone()) <= 25.0, "{interactive:?}");
+}
+
+#[test]
+fn other_engines_beam_search_and_unknown_lengths_say_why() {
+    let catalog = Catalog::embedded().unwrap();
+    let cal = Calibration::bundled();
+    let lengths = bundled_input_lengths();
+    let rows = rows();
+    let why = |id_part: &str, engine: &str| {
+        let row = rows
+            .iter()
+            .find(|r| is_mlperf_llm_row(r) && r.id.contains(id_part) && r.engine == engine)
+            .unwrap();
+        predict_mlperf_llm(&catalog, row, &cal, &lengths).unwrap_err()
+    };
+    assert!(why("llama2-70b", "rocm-vllm").contains("engine `rocm-vllm` is not modelled"));
+    assert!(why("gptj", "trtllm").contains("beam search"));
+    assert!(why("deepseek-r1", "trtllm").contains("not published"));
+}
