@@ -84,7 +84,7 @@ pub use plan::{
     MAX_REPLICAS,
 };
 pub use queueing::{erlang_c, mean_wait_s, wait_probability, wait_quantile_s};
-pub use replay::{plan_replica, PlanReplica};
+pub use replay::{plan_replica, replica, PlanReplica};
 pub use serving::{
     block_tokens, estimate, max_concurrency, prefill_under_load_s, steady_state, Estimate,
     SteadyState, KV_BLOCK_TOKENS,

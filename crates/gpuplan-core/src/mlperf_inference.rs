@@ -13,6 +13,7 @@
 use crate::calibration::Calibration;
 use crate::layout::Layout;
 use crate::perf::Deployment;
+use crate::plan::ReplicaCapacity;
 use crate::serving::trtllm_bench_throughput;
 use crate::validate::Prediction;
 use crate::workload::{default_kv_precision, InferenceWorkload, RawWorkload};
@@ -120,13 +121,25 @@ pub fn submission_precision(row: &BenchmarkRow, gpu: &GpuSpec) -> Result<Precisi
     })
 }
 
+/// The MLPerf Inference LLM benchmarks (the other data sets of
+/// `benchmark_datasets.csv` are image, speech and encoder benchmarks).
+pub const LLM_BENCHMARKS: [&str; 7] = [
+    "llama2-70b",
+    "mixtral-8x7b",
+    "llama3.1-405b",
+    "llama3.1-8b",
+    "llama3.1-8b-edge",
+    "gptj",
+    "deepseek-r1",
+];
+
 /// Whether this module predicts the row: an LLM inference row measured on
 /// its data set's lengths.
 pub fn is_mlperf_llm_row(row: &BenchmarkRow) -> bool {
     row.lengths == "dataset"
         && matches!(row.scenario.as_str(), "offline" | "server" | "interactive")
+        && LLM_BENCHMARKS.contains(&row.dataset.as_str())
         && dataset(&row.dataset).is_some()
-        && !row.dataset.is_empty()
 }
 
 /// The layouts a submission of `gpus` GPUs may have run: the stated TP/PP,
@@ -145,13 +158,13 @@ fn candidate_layouts(row: &BenchmarkRow, gpus: u64) -> Vec<Layout> {
         .collect()
 }
 
-/// Predicts an MLPerf LLM row: output tokens/s of the whole system.
-pub fn predict_mlperf_llm(
-    catalog: &Catalog,
+/// Checks that the row is one gpuplan models and returns its model, GPU,
+/// GPU count, precision and lengths.
+fn row_inputs<'c>(
+    catalog: &'c Catalog,
     row: &BenchmarkRow,
-    cal: &Calibration,
     lengths: &Calibration,
-) -> Prediction {
+) -> Result<(ModelArch, &'c GpuSpec, u64, Precision, DatasetLengths), String> {
     if row.engine != "trtllm" {
         return Err(format!(
             "engine `{}` is not modelled yet (the efficiencies are TensorRT-LLM's)",
@@ -166,15 +179,38 @@ pub fn predict_mlperf_llm(
     let gpus = row.gpu_count.ok_or("row has no GPU count")?;
     let precision = submission_precision(row, gpu)?;
     let len = dataset_lengths(&row.dataset, lengths)?;
+    Ok((model, gpu, gpus, precision, len))
+}
+
+/// Predicts an MLPerf LLM row: output tokens/s of the whole system.
+pub fn predict_mlperf_llm(
+    catalog: &Catalog,
+    row: &BenchmarkRow,
+    cal: &Calibration,
+    lengths: &Calibration,
+) -> Prediction {
+    if row.scenario != "offline" {
+        let setup = server_setup(catalog, row, cal, lengths)?;
+        let c = setup.capacity;
+        return Ok((
+            setup.system_tokens_per_s(c.capacity_rps),
+            Some(format!(
+                "TP{} ×{} {}; {:.2} req/s per replica at cap {}, p99 TPOT {:.0} ms",
+                setup.layout.tp,
+                setup.replicas,
+                setup.precision,
+                c.capacity_rps,
+                c.batch_cap,
+                c.tpot_p99_ms
+            )),
+        ));
+    }
+    let (model, gpu, gpus, precision, len) = row_inputs(catalog, row, lengths)?;
     let mut best: Option<(f64, String)> = None;
     let mut last_err = String::from("no layout divides the GPUs");
     for layout in candidate_layouts(row, gpus) {
         let replicas = (gpus / u64::from(layout.gpus())) as f64;
-        let outcome = match row.scenario.as_str() {
-            "offline" => offline(&model, gpu, layout, precision, &len, cal),
-            _ => at_slo(catalog, row, &model, gpu, layout, precision, &len, cal),
-        };
-        match outcome {
+        match offline(&model, gpu, layout, precision, &len, cal) {
             Ok((per_replica, why)) => {
                 let value = per_replica * replicas;
                 if best.as_ref().is_none_or(|(v, _)| value > *v) {
@@ -187,6 +223,78 @@ pub fn predict_mlperf_llm(
     }
     let (value, label) = best.ok_or(last_err)?;
     Ok((value, Some(label)))
+}
+
+/// A Server / Interactive row set up as gpuplan plans it: the benchmark as a
+/// workload, and the layout whose replicas give the system the most
+/// capacity within the p99 bounds.
+#[derive(Debug, Clone)]
+pub struct ServerSetup {
+    /// Poisson arrivals, the data set's lengths, the bounds as SLOs.
+    pub workload: InferenceWorkload,
+    /// The GPU.
+    pub gpu: GpuSpec,
+    /// Compute precision.
+    pub precision: Precision,
+    /// One replica's layout.
+    pub layout: Layout,
+    /// Replicas in the system (GPUs / GPUs per replica).
+    pub replicas: u64,
+    /// One replica's analytical capacity.
+    pub capacity: ReplicaCapacity,
+    /// Mean output tokens per request (MLPerf counts completed output tokens).
+    pub output_mean: f64,
+}
+
+impl ServerSetup {
+    /// Output tokens/s of the whole system at `per_replica_rps` per replica.
+    pub fn system_tokens_per_s(&self, per_replica_rps: f64) -> f64 {
+        per_replica_rps * self.replicas as f64 * self.output_mean
+    }
+}
+
+/// The setup of a Server / Interactive row (see [`ServerSetup`]).
+pub fn server_setup(
+    catalog: &Catalog,
+    row: &BenchmarkRow,
+    cal: &Calibration,
+    lengths: &Calibration,
+) -> Result<ServerSetup, String> {
+    let (model, gpu, gpus, precision, len) = row_inputs(catalog, row, lengths)?;
+    let ttft = row
+        .ttft_p99_bound_ms
+        .ok_or("row states no p99 TTFT bound")?;
+    let tpot = row
+        .tpot_p99_bound_ms
+        .ok_or("row states no p99 TPOT bound")?;
+    let w = workload(catalog, &model, precision, &len, ttft, tpot)?;
+    let mut best: Option<ServerSetup> = None;
+    let mut last_err = String::from("no layout divides the GPUs");
+    for layout in candidate_layouts(row, gpus) {
+        let replicas = gpus / u64::from(layout.gpus());
+        match crate::plan::replica_capacity(catalog, &w, gpu, precision, layout, cal, true) {
+            Ok(capacity) => {
+                let setup = ServerSetup {
+                    workload: w.clone(),
+                    gpu: gpu.clone(),
+                    precision,
+                    layout,
+                    replicas,
+                    capacity,
+                    output_mean: len.output_mean,
+                };
+                let value = setup.system_tokens_per_s(capacity.capacity_rps);
+                if best
+                    .as_ref()
+                    .is_none_or(|b| value > b.system_tokens_per_s(b.capacity.capacity_rps))
+                {
+                    best = Some(setup);
+                }
+            }
+            Err(e) => last_err = e,
+        }
+    }
+    best.ok_or(last_err)
 }
 
 /// Offline: trtllm-bench's maximum throughput at the data set's mean lengths.
@@ -218,37 +326,6 @@ fn offline(
             state.decode_bound.label(),
             state.concurrency as u64,
             limit.label()
-        ),
-    ))
-}
-
-/// Server / Interactive: the capacity at the row's p99 TTFT and TPOT bounds
-/// under Poisson arrivals, times the mean output (MLPerf counts completed
-/// output tokens per second).
-#[allow(clippy::too_many_arguments)]
-fn at_slo(
-    catalog: &Catalog,
-    row: &BenchmarkRow,
-    model: &ModelArch,
-    gpu: &GpuSpec,
-    layout: Layout,
-    precision: Precision,
-    len: &DatasetLengths,
-    cal: &Calibration,
-) -> Result<(f64, String), String> {
-    let ttft = row
-        .ttft_p99_bound_ms
-        .ok_or("row states no p99 TTFT bound")?;
-    let tpot = row
-        .tpot_p99_bound_ms
-        .ok_or("row states no p99 TPOT bound")?;
-    let w = workload(catalog, model, precision, len, ttft, tpot)?;
-    let c = crate::plan::replica_capacity(catalog, &w, gpu, precision, layout, cal, true)?;
-    Ok((
-        c.capacity_rps * len.output_mean,
-        format!(
-            "{:.2} req/s per replica at cap {}, p99 TPOT {:.0} ms",
-            c.capacity_rps, c.batch_cap, c.tpot_p99_ms
         ),
     ))
 }
@@ -389,6 +466,9 @@ mod tests {
             .unwrap_err()
             .contains("not published"));
         assert!(dataset_lengths("no-such-set", &lengths).is_err());
+        for b in LLM_BENCHMARKS {
+            assert!(dataset(b).is_some(), "{b}");
+        }
     }
 
     #[test]

@@ -10,7 +10,7 @@ use crate::memory::{inference_memory, InferenceMemory};
 use crate::perf::Deployment;
 use crate::plan::{replica_spec, Plan, ReplicaKey};
 use crate::workload::InferenceWorkload;
-use gpuplan_catalog::Catalog;
+use gpuplan_catalog::{Catalog, GpuSpec, Precision};
 
 /// One replica of a plan: the cost model and the memory the planner used.
 #[derive(Debug, Clone)]
@@ -34,13 +34,27 @@ pub fn plan_replica(
     let gpu = catalog
         .gpu(&plan.gpu)
         .map_err(|e| CoreError::invalid("plan.gpu", &plan.gpu, e.to_string()))?;
+    let layout = Layout {
+        tp: plan.tp,
+        pp: plan.pp,
+    };
+    replica(catalog, w, cal, gpu, plan.precision, layout)
+}
+
+/// One replica of `w.model` on `layout` GPUs of `gpu` at `precision`, built
+/// as the planner's capacity step builds it (see [`plan_replica`]).
+pub fn replica(
+    catalog: &Catalog,
+    w: &InferenceWorkload,
+    cal: &Calibration,
+    gpu: &GpuSpec,
+    precision: Precision,
+    layout: Layout,
+) -> Result<PlanReplica> {
     let key = ReplicaKey {
         gpu: gpu.name.clone(),
-        precision: plan.precision,
-        layout: Layout {
-            tp: plan.tp,
-            pp: plan.pp,
-        },
+        precision,
+        layout,
     };
     let spec = replica_spec(w, gpu, &key);
     let checked = check_replica(&spec, catalog, w.variant).map_err(|violations| {
@@ -48,7 +62,7 @@ pub fn plan_replica(
             .into_iter()
             .next()
             .map(CoreError::from)
-            .unwrap_or_else(|| CoreError::invalid("plan", &plan.gpu, "a replica vLLM can run"))
+            .unwrap_or_else(|| CoreError::invalid("plan", &gpu.name, "a replica vLLM can run"))
     })?;
     let deployment = checked.deployment(cal)?;
     let memory = inference_memory(&checked.memory_input())?;

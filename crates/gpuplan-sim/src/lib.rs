@@ -60,6 +60,7 @@
 //! assert!(result.ttft_ms.p99 > result.ttft_ms.p50);
 //! ```
 
+mod capacity;
 mod config;
 mod cost;
 mod engine;
@@ -72,6 +73,7 @@ mod stats;
 mod traffic;
 mod verify;
 
+pub use capacity::{simulated_capacity, CapacityQuery, SimulatedCapacity, CAPACITY_BISECTIONS};
 pub use config::{Router, SimConfig, SimResult};
 pub use cost::{CostModel, DeploymentCost};
 pub use engine::{EngineConfig, VLLM_BLOCK_TOKENS};

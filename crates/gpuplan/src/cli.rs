@@ -184,6 +184,7 @@ pub enum Command {
     ///   gpuplan validate                       # the bundled development set
     ///   gpuplan validate --benchmarks my.csv --kind inference --json
     ///   gpuplan validate --fit --write-calibration data/calibration.csv
+    ///   gpuplan validate --set mlperf --kind inference --simulate --sim-requests 2000
     #[command(verbatim_doc_comment)]
     Validate(ValidateCmd),
     /// Share GPUs between services with NVIDIA MIG: a GPU's valid layouts, or a
@@ -362,6 +363,14 @@ pub struct ValidateCmd {
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
+    /// Also find the capacity of each MLPerf Server/Interactive LLM row by
+    /// simulation (bisection on the Poisson rate) and print simulated vs
+    /// analytical vs measured.
+    #[arg(long, conflicts_with_all = ["markdown", "fit"])]
+    pub simulate: bool,
+    /// Requests per simulation with --simulate.
+    #[arg(long, value_name = "N", default_value_t = 20_000, requires = "simulate", value_parser = clap::value_parser!(u64).range(1_000..=10_000_000))]
+    pub sim_requests: u64,
 }
 
 /// Bundled benchmark sets.

@@ -1182,3 +1182,35 @@ fn launch_commands_serve_real_checkpoints() {
     }
     assert!(checked >= 60, "only {checked} plans checked");
 }
+
+#[test]
+fn validate_simulate_compares_simulated_analytical_and_measured_server_capacity() {
+    let out = gpuplan(&[
+        "validate",
+        "--set",
+        "mlperf",
+        "--kind",
+        "inference",
+        "--simulate",
+        "--sim-requests",
+        "2000",
+        "--json",
+    ]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let v = json(&out);
+    let rows = v["rows"].as_array().unwrap();
+    let simulated: Vec<_> = rows.iter().filter(|r| r["simulated"].is_number()).collect();
+    assert!(simulated.len() >= 30, "{} rows simulated", simulated.len());
+    for r in &simulated {
+        assert!(r["analytical"].as_f64().unwrap() > 0.0);
+        assert!(["server", "interactive"].contains(&r["scenario"].as_str().unwrap()));
+    }
+    // Rows that cannot be set up say why.
+    for r in rows.iter().filter(|r| r["simulated"].is_null()) {
+        assert!(!r["skipped"].as_str().unwrap_or("").is_empty(), "{r}");
+    }
+    assert!(v["median_abs_gap_pct"].as_f64().unwrap() < 15.0, "{v}");
+    // --simulate is not a fit.
+    let bad = gpuplan(&["validate", "--simulate", "--fit"]);
+    assert_eq!(bad.code, 2);
+}

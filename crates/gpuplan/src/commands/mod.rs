@@ -16,6 +16,7 @@ mod plan_training;
 mod serve;
 mod simulate;
 mod validate;
+mod validate_simulate;
 
 use crate::cli::{Cli, Command};
 use crate::error::{CliError, CliResult};

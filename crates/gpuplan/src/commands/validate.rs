@@ -104,6 +104,16 @@ pub fn run(catalog: &Catalog, cmd: ValidateCmd) -> CliResult {
             println!("{t}");
         }
     }
+    if cmd.simulate {
+        return super::validate_simulate::run(
+            catalog,
+            &rows,
+            &cal,
+            &bundled_input_lengths(),
+            cmd.sim_requests,
+            cmd.json,
+        );
+    }
     let (nonllm, input_lengths) = if cmd.fit {
         (
             fit_nonllm_factors(catalog, &rows, &cal, &bundled_factors()),
