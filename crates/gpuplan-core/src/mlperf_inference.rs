@@ -432,19 +432,9 @@ pub fn fit_input_lengths(
             fitted.factors[i].value = v;
             offline_loss(catalog, &mine, cal, &fitted)
         };
-        let (mut a, mut b) = (lo.ln(), hi.ln());
-        let g = (5f64.sqrt() - 1.0) / 2.0;
-        for _ in 0..40 {
-            let c = b - g * (b - a);
-            let d = a + g * (b - a);
-            if loss_at(c.exp()) <= loss_at(d.exp()) {
-                b = d;
-            } else {
-                a = c;
-            }
-        }
+        let v = crate::validate::golden_section_log(lo, hi, 40, &mut loss_at);
         // Whole tokens, as the file holds them.
-        fitted.factors[i].value = (0.5 * (a + b)).exp().round().clamp(lo, hi);
+        fitted.factors[i].value = v.round().clamp(lo, hi);
     }
     fitted
 }

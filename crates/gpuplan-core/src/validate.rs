@@ -440,6 +440,29 @@ fn predict_memory(catalog: &Catalog, row: &BenchmarkRow) -> Prediction {
     }
 }
 
+/// The minimiser of `loss` over `[lo, hi]` (both > 0) by golden-section
+/// search on the logarithm (Kiefer 1953), `steps` narrowings: the
+/// one-dimensional fit of the data-set lengths and per-family factors.
+pub(crate) fn golden_section_log(
+    lo: f64,
+    hi: f64,
+    steps: u32,
+    mut loss: impl FnMut(f64) -> f64,
+) -> f64 {
+    let (mut a, mut b) = (lo.ln(), hi.ln());
+    let g = (5f64.sqrt() - 1.0) / 2.0;
+    for _ in 0..steps {
+        let c = b - g * (b - a);
+        let d = a + g * (b - a);
+        if loss(c.exp()) <= loss(d.exp()) {
+            b = d;
+        } else {
+            a = c;
+        }
+    }
+    (0.5 * (a + b)).exp()
+}
+
 /// Robust loss of one row: soft-L1 on the log error with scale 0.1
 /// (quadratic below ~10% error, linear beyond, so a few odd rows cannot
 /// dominate the fit).

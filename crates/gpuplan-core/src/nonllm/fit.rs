@@ -102,19 +102,7 @@ fn fit_one(
         fitted.factors[i].value = v;
         nonllm_loss(catalog, &mine, cal, fitted).0
     };
-    // Golden-section search on the log of the factor.
-    let (mut a, mut b) = (lo.ln(), hi.ln());
-    let g = (5f64.sqrt() - 1.0) / 2.0;
-    for _ in 0..60 {
-        let c = b - g * (b - a);
-        let d = a + g * (b - a);
-        if loss_at(c.exp()) <= loss_at(d.exp()) {
-            b = d;
-        } else {
-            a = c;
-        }
-    }
-    let v = (0.5 * (a + b)).exp();
+    let v = crate::validate::golden_section_log(lo, hi, 60, &mut loss_at);
     // Four decimals, as the file holds them.
     fitted.factors[i].value = ((v * 1e4).round() / 1e4).clamp(lo, hi);
 }
