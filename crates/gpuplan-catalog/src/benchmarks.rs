@@ -94,6 +94,21 @@ pub struct BenchmarkRow {
     /// How the request lengths are given: `fixed` (input_len/output_len) or
     /// `dataset` (the lengths of the row's data set), lower case.
     pub lengths: String,
+    /// Requests in the burst or benchmark run, where stated.
+    pub requests: Option<u64>,
+    /// Denoising steps per image (diffusion rows), where stated.
+    pub steps: Option<u64>,
+    /// Image side in pixels (diffusion rows), where stated.
+    pub resolution_px: Option<u64>,
+    /// Whether classifier-free guidance runs (diffusion rows; empty = the
+    /// model's default, guided).
+    pub guidance: Option<bool>,
+    /// Beam width (speech and beam-search LLM rows), where stated.
+    pub beam: Option<u64>,
+    /// Seconds of audio transcribed in the run (speech rows), where stated.
+    pub audio_s: Option<f64>,
+    /// Scale-out network per GPU, Gb/s (training rows), where stated.
+    pub network_gbps_per_gpu: Option<f64>,
 }
 
 /// Parses a benchmark file. Every number must be in its range of
@@ -170,6 +185,13 @@ pub fn parse_benchmarks(file: &str, text: &str) -> Result<Vec<BenchmarkRow>> {
             tpot_p99_bound_ms: row.opt_span("tpot_p99_bound_ms", limits::BENCH_LATENCY_MS)?,
             engine: row.text("engine").to_ascii_lowercase(),
             lengths: row.text("lengths").to_ascii_lowercase(),
+            requests: row.opt_count("requests", limits::BENCH_REQUESTS)?,
+            steps: row.opt_count("steps", limits::BENCH_STEPS)?,
+            resolution_px: row.opt_count("resolution_px", limits::BENCH_RESOLUTION_PX)?,
+            guidance: flag(&row, "guidance")?,
+            beam: row.opt_count("beam", limits::BENCH_BEAM)?,
+            audio_s: row.opt_span("audio_s", limits::BENCH_AUDIO_S)?,
+            network_gbps_per_gpu: row.opt_span("network_gbps_per_gpu", limits::BENCH_NETWORK_GBPS)?,
             id,
         });
     }

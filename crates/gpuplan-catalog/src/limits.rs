@@ -176,6 +176,18 @@ pub const BENCH_BATCH: Count = Count::new(1, 1 << 24);
 /// A measured value: > 0 (a zero measurement is a missing one). Parameter
 /// counts reach 10^12, so the bound is the parameter bound.
 pub const BENCH_VALUE: Span = Span::above(0.0, MAX_MODEL_PARAMS);
+/// Requests in one burst or benchmark run.
+pub const BENCH_REQUESTS: Count = Count::new(1, 1 << 30);
+/// Denoising steps of one image.
+pub const BENCH_STEPS: Count = Count::new(1, 10_000);
+/// Image side, pixels.
+pub const BENCH_RESOLUTION_PX: Count = Count::new(1, 1 << 16);
+/// Beam width.
+pub const BENCH_BEAM: Count = Count::new(1, 1024);
+/// Seconds of audio in one run (a year is absurd).
+pub const BENCH_AUDIO_S: Span = Span::above(0.0, 3.2e7);
+/// Scale-out network per GPU, Gb/s.
+pub const BENCH_NETWORK_GBPS: Span = Span::above(0.0, 1e5);
 
 #[cfg(test)]
 mod tests {

@@ -276,36 +276,12 @@ fn setup(row: &BenchmarkRow) -> String {
     parts.join(" ")
 }
 
-/// The number after `key` in `text` (`local batch 16` → 16).
-pub fn number_after(text: &str, key: &str) -> Option<u64> {
-    let lower = text.to_ascii_lowercase();
-    let at = lower.find(key)? + key.len();
-    lower[at..]
-        .trim_start()
-        .split(|c: char| !c.is_ascii_digit())
-        .next()?
-        .parse()
-        .ok()
-}
 
-/// The number before `key` in `text` (`500-request burst` → 500).
-fn number_before(text: &str, key: &str) -> Option<u64> {
-    let lower = text.to_ascii_lowercase();
-    let at = lower.find(key)?;
-    let digits: String = lower[..at]
-        .chars()
-        .rev()
-        .take_while(|c| c.is_ascii_digit())
-        .collect::<Vec<_>>()
-        .into_iter()
-        .rev()
-        .collect();
-    digits.parse().ok()
-}
 
-/// Inference rows: the engine and run type come from the framework and
-/// notes columns (trtllm-bench max-throughput runs; Triton bursts of N
-/// requests); the model, GPU, layout, precision and lengths from the row.
+/// Inference rows: the engine and run type come from the `engine`,
+/// `scenario` and `requests` columns (trtllm-bench max-throughput runs;
+/// Triton bursts of N requests); the model, GPU, layout, precision and
+/// lengths from the row.
 pub fn predict_inference(catalog: &Catalog, row: &BenchmarkRow, cal: &Calibration) -> Prediction {
     let (Some(input_len), Some(output_len)) = (row.input_len, row.output_len) else {
         return Err("row gives no fixed input/output length (variable-length data set)".into());
@@ -316,7 +292,6 @@ pub fn predict_inference(catalog: &Catalog, row: &BenchmarkRow, cal: &Calibratio
     let model = catalog.model(&row.model).map_err(|e| e.to_string())?;
     let gpu = catalog.gpu(&row.gpu).map_err(|e| e.to_string())?;
     let precision: Precision = row.precision.parse()?;
-    let notes = format!("{} {}", row.framework, row.notes).to_ascii_lowercase();
     // FP8 and FP4 checkpoints of these engines keep an FP8 KV cache.
     let kv_precision = crate::workload::default_kv_precision(precision);
     let layout = Layout {
@@ -325,14 +300,16 @@ pub fn predict_inference(catalog: &Catalog, row: &BenchmarkRow, cal: &Calibratio
     };
     let dep = Deployment::new(&model, gpu, layout, precision, kv_precision, cal)
         .map_err(|e| e.to_string())?;
-    if !notes.contains("tensorrt-llm") {
+    if row.engine != "trtllm" {
         return Err(format!(
-            "engine `{}` is not modelled (TensorRT-LLM runs are)",
-            row.framework
+            "engine `{}` is not modelled on fixed-length rows (TensorRT-LLM runs are)",
+            row.engine
         ));
     }
-    if notes.contains("burst") {
-        let requests = number_before(&notes, "-request burst").unwrap_or(500);
+    if row.scenario == "burst" {
+        let requests = row
+            .requests
+            .ok_or("burst row states no request count (requests)")?;
         let b = burst(&model, gpu, &dep, cal, input_len, output_len, requests)
             .map_err(|e| e.to_string())?;
         let value = match row.metric.as_str() {
@@ -382,27 +359,27 @@ fn predict_memory(catalog: &Catalog, row: &BenchmarkRow) -> Prediction {
         "param_count" => Ok((model.params().total() as f64, None)),
         "peak_memory_gib" => {
             let gpu = catalog.gpu(&row.gpu).map_err(|e| e.to_string())?;
-            let notes = format!("{} {}", row.framework, row.notes).to_ascii_lowercase();
             let tp = row.tp.unwrap_or(1) as u32;
             let pp = row.pp.unwrap_or(1) as u32;
             let dp = row.dp.unwrap_or(1) as u32;
-            let local_batch = number_after(&notes, "local batch")
-                .ok_or("notes do not state the local batch size")?;
+            // batch_or_concurrency is the global batch: one DP rank's share.
+            let local_batch = row
+                .batch_or_concurrency
+                .ok_or("row states no global batch (batch_or_concurrency)")?
+                / u64::from(dp);
             // With PP, torchtitan splits the local batch into PP micro-batches.
             let micro_batches = if pp > 1 { u64::from(pp) } else { 1 };
-            let recompute = if notes.contains("full ac") {
-                Recompute::Full
-            } else if notes.contains("selective") {
-                Recompute::Selective
-            } else {
-                Recompute::None
+            let recompute = match row.recompute.as_str() {
+                "full" => Recompute::Full,
+                "selective" => Recompute::Selective,
+                _ => Recompute::None,
             };
             let precision = if row.precision.to_ascii_lowercase().starts_with("fp8") {
                 Precision::Fp8
             } else {
                 Precision::Bf16
             };
-            let schedule = if notes.contains("interleaved") {
+            let schedule = if row.pp_schedule == "interleaved" {
                 // torchtitan's default for interleaved schedules: 2 model chunks per rank.
                 PipelineSchedule::Interleaved(2)
             } else {
@@ -411,14 +388,15 @@ fn predict_memory(catalog: &Catalog, row: &BenchmarkRow) -> Prediction {
             // torchtitan compiles the loss together with the model since its 2025
             // releases (the Dec 2024 trainer left it eager: "compiling loss function
             // causes CUDA errors").
-            let fused_loss = notes.contains("compile") && row.framework.contains("2025");
+            let fused_loss = row.compile == Some(true) && row.framework.contains("2025");
             let seq_len = row.input_len.ok_or("row has no sequence length")?;
             let mem = training_memory(&TrainingMemoryInput {
                 model: &model,
                 gpu,
                 layout: Layout { tp, pp },
                 dp,
-                zero: if notes.contains("fsdp") { 3 } else { 0 },
+                // torchtitan shards with FSDP (data_parallel_shard_degree -1).
+                zero: if row.engine == "torchtitan" || row.framework.to_ascii_lowercase().contains("fsdp") { 3 } else { 0 },
                 micro_batch: (local_batch / micro_batches).max(1),
                 seq_len,
                 micro_batches,
@@ -428,7 +406,7 @@ fn predict_memory(catalog: &Catalog, row: &BenchmarkRow) -> Prediction {
                 method: FineTuneMethod::Full,
                 optimizer: Optimizer::Adam,
                 fused_loss,
-                async_tp: row.async_tp == Some(true) || notes.contains("asynctp"),
+                async_tp: row.async_tp == Some(true),
             })
             .map_err(|e| e.to_string())?;
             Ok((
@@ -641,14 +619,5 @@ mod tests {
         assert_eq!(percentile(&v, 0.0), Some(1.0));
         assert_eq!(percentile(&v, 1.0), Some(4.0));
         assert_eq!(percentile(&[], 0.5), None);
-    }
-
-    #[test]
-    fn number_after_reads_notes() {
-        assert_eq!(
-            number_after("FSDP; Local Batch 16, global", "local batch"),
-            Some(16)
-        );
-        assert_eq!(number_after("no batch here", "local batch"), None);
     }
 }

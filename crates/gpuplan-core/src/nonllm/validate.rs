@@ -6,7 +6,7 @@
 use super::service::{Request, Setup};
 use crate::calibration::Calibration;
 use crate::memory::GIB;
-use crate::validate::{number_after, Prediction};
+use crate::validate::Prediction;
 use gpuplan_catalog::{
     BenchmarkKind, BenchmarkRow, Catalog, NonLlmCatalog, NonLlmFamily, NonLlmModel, Precision,
 };
@@ -97,14 +97,17 @@ fn predict(
             (per_system(batch as f64 / t.total_s), describe(&t))
         }
         "transcription_time_s" => {
-            let audio_s = minutes_of_audio(&row.notes).ok_or("notes state no audio duration")?;
+            let audio_s = row
+                .audio_s
+                .ok_or("row states no audio duration (audio_s)")?;
             let windows = (audio_s / WHISPER_WINDOW_S).ceil();
             let t = setup.batch_time(&request, batch)?;
             (windows / batch as f64 * t.total_s, describe(&t))
         }
         "benchmark_time_s" => {
-            let requests =
-                number_after(&row.notes, "embed").ok_or("notes state no request count")?;
+            let requests = row
+                .requests
+                .ok_or("row states no request count (requests)")?;
             let t = setup.batch_time(&request, batch)?;
             (requests as f64 * t.total_s, describe(&t))
         }
@@ -167,21 +170,20 @@ fn request_of(
     row: &BenchmarkRow,
     factors: &Calibration,
 ) -> Result<Request, String> {
-    let notes = format!("{} {}", row.framework, row.notes).to_ascii_lowercase();
     match (model.family, row.dataset.as_str()) {
         (NonLlmFamily::Diffusion, "stable-diffusion-xl") => Ok(MLPERF_SDXL),
         (NonLlmFamily::Diffusion, _) => {
-            let steps = number_after(&notes, "num_inference_steps=")
-                .or_else(|| number_before(&notes, " denoising steps"))
-                .or_else(|| number_before(&notes, " steps"))
-                .ok_or("notes state no denoising step count")?;
-            // The stated side (1024x1024), else the model's default.
-            let resolution_px = number_before(&notes, "x1024")
-                .or_else(|| number_before(&notes, "x512"))
+            let steps = row
+                .steps
+                .ok_or("row states no denoising step count (steps)")?;
+            // The stated side, else the model's default.
+            let resolution_px = row
+                .resolution_px
                 .or(model.default_resolution)
-                .ok_or("notes state no resolution (e.g. 1024x1024)")?;
-            // Consistency-distilled and turbo models sample without guidance.
-            let guidance = !(notes.contains("latent consistency") || notes.contains("turbo"));
+                .ok_or("row states no resolution (resolution_px)")?;
+            // Consistency-distilled and turbo models sample without guidance
+            // (guidance = false); guided unless the row says otherwise.
+            let guidance = row.guidance.unwrap_or(true);
             Ok(Request::Image {
                 resolution_px,
                 steps,
@@ -189,7 +191,7 @@ fn request_of(
             })
         }
         (NonLlmFamily::Speech, "whisper") => Ok(Request::Audio {
-            output_tokens: if row.framework.to_ascii_lowercase().contains("vllm") {
+            output_tokens: if row.engine == "vllm" {
                 MLPERF_WHISPER_TOKENS_VLLM
             } else {
                 MLPERF_WHISPER_TOKENS_TRTLLM
@@ -200,9 +202,7 @@ fn request_of(
             // Tokens per second of speech as MLPerf's data gives them, over a full window.
             output_tokens: MLPERF_WHISPER_TOKENS_TRTLLM / MLPERF_WHISPER_SPEECH_S
                 * WHISPER_WINDOW_S,
-            beam: number_after(&notes, "beam_size [")
-                .or_else(|| number_after(&notes, "beam"))
-                .unwrap_or(1),
+            beam: row.beam.unwrap_or(1),
         }),
         (NonLlmFamily::Encoder, "bert-99") => Ok(Request::Text {
             seq_len: factors
@@ -210,36 +210,13 @@ fn request_of(
                 .unwrap_or(MLPERF_BERT_MAX_SEQ)
                 .min(MLPERF_BERT_MAX_SEQ),
         }),
-        (NonLlmFamily::Encoder, _) => {
-            let plain = notes.replace(',', "");
-            let tokens = number_after(&plain, "= ").filter(|_| plain.contains("tokens"));
-            let requests = number_after(&plain, "embed");
-            match (tokens, requests, row.batch_or_concurrency) {
-                (Some(t), Some(r), Some(b)) if t > 0 && r > 0 => Ok(Request::Text {
-                    seq_len: t as f64 / (r * b) as f64,
-                }),
-                _ => Err("notes state no token count per request".into()),
-            }
-        }
+        // One sentence of `input_len` tokens (mean over the run's sentences).
+        (NonLlmFamily::Encoder, _) => Ok(Request::Text {
+            seq_len: row
+                .input_len
+                .ok_or("row states no tokens per sentence (input_len)")? as f64,
+        }),
     }
 }
 
-/// Audio seconds from "150 min (9000 s) of audio" style notes.
-fn minutes_of_audio(notes: &str) -> Option<f64> {
-    let lower = notes.to_ascii_lowercase();
-    number_before(&lower, " min ").map(|m| m as f64 * 60.0)
-}
 
-/// The whole number just before `key` (`30 denoising steps` → 30).
-fn number_before(text: &str, key: &str) -> Option<u64> {
-    let at = text.find(key)?;
-    let digits: String = text[..at]
-        .chars()
-        .rev()
-        .take_while(|c| c.is_ascii_digit())
-        .collect::<Vec<_>>()
-        .into_iter()
-        .rev()
-        .collect();
-    digits.parse().ok()
-}

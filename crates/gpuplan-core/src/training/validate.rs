@@ -14,7 +14,7 @@ use super::step::{
 };
 use crate::calibration::Calibration;
 use crate::training_memory::{FineTuneMethod, Optimizer, PipelineSchedule, Recompute};
-use crate::validate::{number_after, Prediction};
+use crate::validate::Prediction;
 use gpuplan_catalog::{BenchmarkRow, Catalog, GpuSpec, NonLlmCatalog, Precision};
 
 /// Scale-out bandwidth per GPU of the reference systems published runs use
@@ -47,27 +47,6 @@ fn reference_fabric(cal: &Calibration) -> impl Fn(&GpuSpec, u64) -> Fabric + '_ 
     }
 }
 
-/// A row's network per GPU: `400 Gb/s/GPU` or `400 Gb/s per GPU` in its
-/// notes, else the reference system's.
-fn row_nic_gbits_per_gpu(notes: &str, gpu: &GpuSpec) -> f64 {
-    for marker in ["gb/s/gpu", "gb/s per gpu"] {
-        if let Some(i) = notes.find(marker) {
-            let before = notes[..i].trim_end();
-            let digits: String = before
-                .chars()
-                .rev()
-                .take_while(|c| c.is_ascii_digit() || *c == '.')
-                .collect::<Vec<_>>()
-                .into_iter()
-                .rev()
-                .collect();
-            if let Ok(v) = digits.parse::<f64>() {
-                return v;
-            }
-        }
-    }
-    reference_nic_gbits_per_gpu(gpu)
-}
 
 /// Predicts one training row (non-LLM benchmarks with the bundled
 /// non-LLM family factors).
@@ -123,11 +102,13 @@ struct RowSetup {
     async_tp: bool,
 }
 
-fn row_setup(row: &BenchmarkRow, notes: &str, pp: u32) -> RowSetup {
+fn row_setup(row: &BenchmarkRow, pp: u32) -> RowSetup {
     let framework = row.framework.to_ascii_lowercase();
-    let megatron = framework.contains("megatron");
+    let megatron = row.engine == "megatron" || framework.contains("megatron");
     let megatron_2021 = megatron && framework.contains("2021");
-    let fsdp = notes.contains("fsdp");
+    // torchtitan's data parallelism is FSDP (data_parallel_shard_degree -1);
+    // other stacks say so in their name.
+    let fsdp = row.engine == "torchtitan" || framework.contains("fsdp");
     RowSetup {
         megatron,
         megatron_2021,
@@ -142,7 +123,7 @@ fn row_setup(row: &BenchmarkRow, notes: &str, pp: u32) -> RowSetup {
         },
         // Megatron and Meta's trainer run fused kernels; torchtitan only when compiled.
         fused: megatron || row.compile == Some(true) || !framework.contains("torchtitan"),
-        async_tp: row.async_tp == Some(true) || (megatron && notes.contains("overlap on")),
+        async_tp: row.async_tp == Some(true),
     }
 }
 
@@ -154,18 +135,18 @@ fn predict_throughput(
 ) -> Prediction {
     let model = catalog.model(&row.model).map_err(|e| e.to_string())?;
     let gpu = catalog.gpu(&row.gpu).map_err(|e| e.to_string())?;
-    let notes = format!("{} {}", row.framework, row.notes).to_ascii_lowercase();
     let tp = row.tp.unwrap_or(1) as u32;
     let pp = row.pp.unwrap_or(1) as u32;
     let dp = row.dp.unwrap_or(1) as u32;
     let global = row.batch_or_concurrency.ok_or("row has no global batch")?;
     let seq_len = row.input_len.ok_or("row has no sequence length")?;
-    let setup = row_setup(row, &notes, pp);
+    let setup = row_setup(row, pp);
     let per_rank = global / u64::from(dp).max(1);
     // torchtitan splits a rank's local batch into PP micro-batches; Megatron runs micro-batch 1.
-    let micro_batch = match number_after(&notes, "local batch") {
-        Some(local) if !setup.megatron => (local / u64::from(pp)).max(1),
-        _ => 1,
+    let micro_batch = if setup.megatron {
+        1
+    } else {
+        (per_rank / u64::from(pp)).max(1)
     };
     let layout = TrainingLayout {
         tp,
@@ -207,12 +188,14 @@ fn predict_throughput(
     };
     let gpus = u64::from(tp) * u64::from(pp) * u64::from(dp);
     let node_gpus = reference_node_gpus(gpu, gpus);
-    let nic = row_nic_gbits_per_gpu(&notes, gpu);
+    let nic = row
+        .network_gbps_per_gpu
+        .unwrap_or_else(|| reference_nic_gbits_per_gpu(gpu));
     let fabric = Fabric::new(gpu, node_gpus, true, nic * f64::from(node_gpus), false, cal);
     let step = step_time(&job, &layout, gpu, &fabric, cal, factors).map_err(|e| e.to_string())?;
     let value = match row.metric.as_str() {
         "tokens_per_s_per_gpu" => step.tokens_per_s_per_gpu,
-        _ if setup.megatron_2021 || notes.contains("counts activation-recompute") => {
+        _ if setup.megatron_2021 => {
             step.tokens_per_s_per_gpu * megatron_2021_flops_per_token(&model, seq_len) / 1e12
         }
         _ => {
