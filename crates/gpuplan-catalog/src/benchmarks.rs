@@ -191,7 +191,8 @@ pub fn parse_benchmarks(file: &str, text: &str) -> Result<Vec<BenchmarkRow>> {
             guidance: flag(&row, "guidance")?,
             beam: row.opt_count("beam", limits::BENCH_BEAM)?,
             audio_s: row.opt_span("audio_s", limits::BENCH_AUDIO_S)?,
-            network_gbps_per_gpu: row.opt_span("network_gbps_per_gpu", limits::BENCH_NETWORK_GBPS)?,
+            network_gbps_per_gpu: row
+                .opt_span("network_gbps_per_gpu", limits::BENCH_NETWORK_GBPS)?,
             id,
         });
     }

@@ -165,17 +165,20 @@ fn row_inputs<'c>(
     row: &BenchmarkRow,
     lengths: &Calibration,
 ) -> Result<(ModelArch, &'c GpuSpec, u64, Precision, DatasetLengths), String> {
-    if row.engine != "trtllm" {
-        return Err(format!(
-            "engine `{}` is not modelled yet (the efficiencies are TensorRT-LLM's)",
-            row.engine
-        ));
-    }
     if row.dataset == "gptj" {
         return Err("beam search (4 beams, GPT-J) is not modelled".into());
     }
     let model = catalog.model(&row.model).map_err(|e| e.to_string())?;
     let gpu = catalog.gpu(&row.gpu).map_err(|e| e.to_string())?;
+    match (row.engine.as_str(), gpu.vendor.as_str()) {
+        // NVIDIA factors are fitted on TensorRT-LLM; CDNA3's on ROCm vLLM.
+        ("trtllm", "NVIDIA") | ("rocm-vllm", "AMD") => {}
+        (engine, vendor) => {
+            return Err(format!(
+                "engine `{engine}` on {vendor} GPUs is not modelled yet (factors are fitted for TensorRT-LLM on NVIDIA and ROCm vLLM on AMD)"
+            ))
+        }
+    }
     let gpus = row.gpu_count.ok_or("row has no GPU count")?;
     let precision = submission_precision(row, gpu)?;
     let len = dataset_lengths(&row.dataset, lengths)?;
@@ -371,23 +374,27 @@ max_utilization = {u}
         .map_err(|e| e.to_string())
 }
 
-/// Loss of the input lengths over the Offline rows of one data set (soft-L1
-/// on the log error, as every fit); a row the lengths make unpredictable
-/// costs as much as a 10× error, so the fit cannot escape into them.
+/// Loss over MLPerf LLM rows (soft-L1 on the log error, as every fit); a
+/// row the factors make unpredictable costs as much as a 10× error, so the
+/// fit cannot escape into them.
 fn offline_loss(
     catalog: &Catalog,
     rows: &[&BenchmarkRow],
     cal: &Calibration,
     lengths: &Calibration,
 ) -> f64 {
-    rows.iter()
+    use rayon::prelude::*;
+    // Rows in parallel, summed in row order (the fit stays deterministic).
+    let losses: Vec<f64> = rows
+        .par_iter()
         .map(|row| match predict_mlperf_llm(catalog, row, cal, lengths) {
             Ok((p, _)) if p > 0.0 && p.is_finite() => {
                 crate::validate::soft_l1((p / row.value).ln())
             }
             _ => crate::validate::soft_l1(10f64.ln()),
         })
-        .sum()
+        .collect();
+    losses.iter().sum()
 }
 
 /// Offline rows a data set's input mean is fitted on: fewer than this and
@@ -405,6 +412,96 @@ fn offline_rows<'a>(rows: &'a [BenchmarkRow], benchmark: &str) -> Vec<&'a Benchm
                 && r.dataset == benchmark
         })
         .collect()
+}
+
+/// GPU families whose factors no fixed-length row of `benchmarks_dev.csv`
+/// identifies: they are fitted on the MLPerf Offline and Interactive rows of
+/// their own engine (`rocm-vllm` for CDNA3) by [`fit_family_factors`], and
+/// [`crate::fit_calibration`] leaves them as they are. Offline throughput
+/// pins the compute rate, Interactive capacity (p99 TPOT ≤ 40 ms) the
+/// bandwidth; Offline alone leaves a valley between the two (tried: compute
+/// 0.99 with bandwidth 0.13 fits it as well as 0.53 with 0.37). The Server
+/// rows stay held out.
+pub const MLPERF_FITTED_FAMILIES: [&str; 1] = ["CDNA3"];
+
+/// Whether a calibration factor belongs to a family of [`MLPERF_FITTED_FAMILIES`].
+pub fn fitted_on_mlperf(factor: &str) -> bool {
+    factor
+        .split('.')
+        .nth(1)
+        .is_some_and(|family| MLPERF_FITTED_FAMILIES.contains(&family))
+}
+
+/// The MLPerf Offline and Interactive rows a family's factors are fitted on:
+/// that family's GPUs, the engine its factors stand for (ROCm vLLM on CDNA3).
+fn family_offline_rows<'a>(
+    catalog: &Catalog,
+    rows: &'a [BenchmarkRow],
+    family: &str,
+) -> Vec<&'a BenchmarkRow> {
+    rows.iter()
+        .filter(|r| {
+            is_mlperf_llm_row(r)
+                && matches!(r.scenario.as_str(), "offline" | "interactive")
+                && r.engine == "rocm-vllm"
+        })
+        .filter(|r| {
+            catalog
+                .gpu(&r.gpu)
+                .is_ok_and(|g| crate::calibration::family(g) == family)
+        })
+        .collect()
+}
+
+/// Fits the factors of [`MLPERF_FITTED_FAMILIES`] in `cal` on their Offline
+/// and Interactive rows: from the middle of each factor's bounds (so the result depends only
+/// on the rows and the bounds), golden-section search on each factor in turn
+/// (log scale) until no factor moves by 1e-4, 4 decimals as the file holds
+/// them. The Server rows of those GPUs are not fitted on and stay held out.
+pub fn fit_family_factors(
+    catalog: &Catalog,
+    rows: &[BenchmarkRow],
+    cal: &Calibration,
+    lengths: &Calibration,
+) -> Calibration {
+    let mut fitted = cal.clone();
+    for family in MLPERF_FITTED_FAMILIES {
+        let mine = family_offline_rows(catalog, rows, family);
+        if mine.len() < MIN_FIT_ROWS {
+            continue;
+        }
+        let indices: Vec<usize> = (0..fitted.factors.len())
+            .filter(|&i| fitted.factors[i].name.split('.').nth(1) == Some(family))
+            .collect();
+        for &i in &indices {
+            let f = &mut fitted.factors[i];
+            f.value = (f.min * f.max).sqrt();
+        }
+        for round in 0..20 {
+            let mut moved = 0.0f64;
+            for &i in &indices {
+                let before = fitted.factors[i].value;
+                let (min, max) = (fitted.factors[i].min, fitted.factors[i].max);
+                // The whole range first, then ±30% around the current value.
+                let (lo, hi) = if round == 0 {
+                    (min, max)
+                } else {
+                    ((before / 1.3).max(min), (before * 1.3).min(max))
+                };
+                let mut loss_at = |v: f64| {
+                    fitted.factors[i].value = v;
+                    offline_loss(catalog, &mine, &fitted, lengths)
+                };
+                let v = crate::validate::golden_section_log(lo, hi, 24, &mut loss_at);
+                fitted.factors[i].value = ((v * 1e4).round() / 1e4).clamp(min, max);
+                moved = moved.max((fitted.factors[i].value - before).abs());
+            }
+            if moved < 1e-4 {
+                break;
+            }
+        }
+    }
+    fitted
 }
 
 /// Fits each data set's mean input length on its Offline TensorRT-LLM rows

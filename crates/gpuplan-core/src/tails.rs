@@ -353,7 +353,16 @@ impl<'a> TailModel<'a> {
         let budget = (i.max_batched_tokens - in_flight / pp)
             .max(i.max_batched_tokens * 0.1)
             .max(1.0);
-        let chunk = i.input_mean.min(budget).max(1.0);
+        // What a prefill token costs, measured over the prompt tokens an
+        // iteration actually carries at this rate (λ·I·t0, at least one
+        // prompt, at most the budget): the fixed part of adding prefill to
+        // a decode step is shared by every prompt in it. Over a single
+        // short prompt it would make a lighter load look costlier than a
+        // heavier one (fewer requests per replica must never be worse).
+        let chunk = (lambda * i.input_mean * t0)
+            .max(i.input_mean)
+            .min(budget)
+            .max(1.0);
         let per_token_s = ((self.iteration_s(in_flight, chunk) - t0) / chunk).max(0.0);
         // Mean iteration: t = t0 + (prompt tokens arriving per iteration) × per-token cost.
         let prefill_share = (per_token_s * lambda * i.input_mean).min(0.99);
@@ -624,6 +633,43 @@ mod tests {
         // The p99 gap carries a prompt chunk: longer than the mean token time.
         assert!(heavy.itl_p99_ms > heavy.tpot_mean_ms);
         assert!(heavy.tpot_p99_ms >= heavy.tpot_mean_ms);
+    }
+
+    #[test]
+    fn a_lighter_load_is_never_less_stable_for_one_token_prompts_on_a_pipeline() {
+        // Fuzzing found (fuzz/regressions/plan_structured): one-token prompts
+        // on a PP2 replica were stable at 9,700 req/s and unstable at 4,000,
+        // because a lone prompt's fixed prefill cost was charged per token.
+        let dep = Deployment::new(
+            &model("qwen3-235b-a22b"),
+            gpu("H100"),
+            Layout { tp: 4, pp: 2 },
+            Precision::Fp8,
+            Precision::Fp8,
+            &Calibration::bundled(),
+        )
+        .unwrap();
+        let short = TailInputs {
+            input_mean: 1.0,
+            input_p99: 8.0,
+            output_mean: 1.0,
+            output_p99: 1.0,
+            batch: 1024.0,
+            max_batched_tokens: 23_900.0,
+            service_s: 0.038,
+            ca2: 1.0,
+            cs2: 0.0,
+        };
+        let model = TailModel::new(&dep, short);
+        let top = model.at(9_700.0);
+        assert!(top.ttft_p99_s.is_finite(), "{top:?}");
+        for lambda in [10.0, 100.0, 1_000.0, 2_000.0, 4_000.0, 6_000.0] {
+            let t = model.at(lambda);
+            assert!(
+                t.prefill_utilization < 1.0 && t.ttft_p99_s.is_finite(),
+                "unstable at {lambda} but not at 9,700 req/s: {t:?}"
+            );
+        }
     }
 
     #[test]

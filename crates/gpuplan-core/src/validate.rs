@@ -276,8 +276,6 @@ fn setup(row: &BenchmarkRow) -> String {
     parts.join(" ")
 }
 
-
-
 /// Inference rows: the engine and run type come from the `engine`,
 /// `scenario` and `requests` columns (trtllm-bench max-throughput runs;
 /// Triton bursts of N requests); the model, GPU, layout, precision and
@@ -396,7 +394,13 @@ fn predict_memory(catalog: &Catalog, row: &BenchmarkRow) -> Prediction {
                 layout: Layout { tp, pp },
                 dp,
                 // torchtitan shards with FSDP (data_parallel_shard_degree -1).
-                zero: if row.engine == "torchtitan" || row.framework.to_ascii_lowercase().contains("fsdp") { 3 } else { 0 },
+                zero: if row.engine == "torchtitan"
+                    || row.framework.to_ascii_lowercase().contains("fsdp")
+                {
+                    3
+                } else {
+                    0
+                },
                 micro_batch: (local_batch / micro_batches).max(1),
                 seq_len,
                 micro_batches,
@@ -484,8 +488,17 @@ pub fn fit_calibration(
         .filter(|r| r.kind == BenchmarkKind::Inference)
         .collect();
     let mut cal = template.clone();
+    if inference
+        .iter()
+        .all(|row| predict_inference(catalog, row, template).is_err())
+    {
+        // Nothing to fit on (e.g. only variable-length MLPerf rows): keep the template.
+        return cal;
+    }
     for f in &mut cal.factors {
-        f.value = 0.5 * (f.min + f.max);
+        if !crate::mlperf_inference::fitted_on_mlperf(&f.name) {
+            f.value = 0.5 * (f.min + f.max);
+        }
     }
     let (mut best, n_rows) = calibration_loss(catalog, &inference, &cal);
     if n_rows == 0 {
@@ -496,7 +509,8 @@ pub fn fit_calibration(
         let mut improved = false;
         #[allow(clippy::needless_range_loop)] // steps[i] and factors[i] move together
         for i in 0..cal.factors.len() {
-            if steps[i] < 1e-3 {
+            if steps[i] < 1e-3 || crate::mlperf_inference::fitted_on_mlperf(&cal.factors[i].name) {
+                steps[i] = 0.0;
                 continue;
             }
             let mut moved = false;

@@ -34,7 +34,7 @@ pub use catalog::{
     catalog_models, catalog_offerings, catalog_regions, hf_config, parametric_model, skypilot_vms,
 };
 pub use nonllm::{nonllm_components, nonllm_hf_config, service_toml};
-pub use plan::plan_structured;
+pub use plan::{plan_structured, workload_text};
 pub use text::{
     calibration, fleet_toml, token_histogram, trace, training_toml, workload_json, workload_toml,
 };

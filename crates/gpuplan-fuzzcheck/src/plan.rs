@@ -142,7 +142,7 @@ fn check_plan(w: &InferenceWorkload, p: &Plan) {
 /// Builds a workload file from bytes: every field drawn from a range that
 /// reaches both sides of its limit now and then, so most inputs validate
 /// and run the whole search.
-fn workload_text(b: &mut Bytes<'_>) -> String {
+pub fn workload_text(b: &mut Bytes<'_>) -> String {
     let models = [
         "llama-3.1-8b",
         "llama-3.1-70b",

@@ -214,9 +214,8 @@ fn request_of(
         (NonLlmFamily::Encoder, _) => Ok(Request::Text {
             seq_len: row
                 .input_len
-                .ok_or("row states no tokens per sentence (input_len)")? as f64,
+                .ok_or("row states no tokens per sentence (input_len)")?
+                as f64,
         }),
     }
 }
-
-

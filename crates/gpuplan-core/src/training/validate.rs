@@ -47,7 +47,6 @@ fn reference_fabric(cal: &Calibration) -> impl Fn(&GpuSpec, u64) -> Fabric + '_ 
     }
 }
 
-
 /// Predicts one training row (non-LLM benchmarks with the bundled
 /// non-LLM family factors).
 pub fn predict_training(

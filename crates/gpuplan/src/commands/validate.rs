@@ -7,7 +7,9 @@ use crate::load;
 use gpuplan_catalog::{
     parse_benchmarks, BenchmarkKind, Catalog, BUNDLED_BENCHMARKS_DEV, BUNDLED_BENCHMARKS_DEV_2,
 };
-use gpuplan_core::mlperf_inference::{bundled_input_lengths, fit_input_lengths};
+use gpuplan_core::mlperf_inference::{
+    bundled_input_lengths, fit_family_factors, fit_input_lengths,
+};
 use gpuplan_core::nonllm::{bundled_factors, fit_nonllm_factors};
 use gpuplan_core::{
     fit_calibration, fit_training_calibration, validate_all, validate_with, ErrorSummary,
@@ -52,6 +54,8 @@ pub fn run(catalog: &Catalog, cmd: ValidateCmd) -> CliResult {
     if cmd.fit {
         let before = validate_with(catalog, &rows, &cal, &training);
         cal = fit_calibration(catalog, &rows, &cal);
+        // CDNA3 (ROCm vLLM): on its MLPerf Offline rows, where the set has them.
+        cal = fit_family_factors(catalog, &rows, &cal, &bundled_input_lengths());
         let after = validate_with(catalog, &rows, &cal, &training);
         if let Some(path) = &cmd.write_calibration {
             std::fs::write(path, cal.to_csv())
