@@ -100,6 +100,24 @@ impl CatalogBuilder {
         match kind {
             TableKind::Gpus => {
                 for g in parse_gpus(file, text)? {
+                    // A new GPU named like another GPU's alias would make that
+                    // alias ambiguous: the file adding the GPU is at fault.
+                    if let Some((owner, _, origin)) =
+                        self.aliases.iter().find(|(owner, alias, _)| {
+                            normalize(alias) == normalize(&g.name)
+                                && normalize(owner) != normalize(&g.name)
+                        })
+                    {
+                        return Err(CatalogError::invalid(
+                            "name",
+                            &g.name,
+                            format!(
+                                "a name that is not already an alias of `{owner}` ({}, line {})",
+                                origin.file, origin.line
+                            ),
+                        )
+                        .in_file(file));
+                    }
                     // `H100 SXM 80GB` replaces `H100-SXM-80GB`: both look up the same.
                     self.gpus
                         .retain(|x| normalize(&x.name) != normalize(&g.name));
