@@ -170,6 +170,7 @@ pub fn run_estimate(
         layout,
         limits,
         context_len: req.input_len + req.output_len,
+        engine: req.replica.engine,
         spelling: Spelling {
             context,
             ..req.replica.spelling(names)

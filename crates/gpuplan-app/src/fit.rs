@@ -227,6 +227,7 @@ fn fit_inference(
             ..EngineLimits::default()
         },
         context_len: req.context,
+        engine: req.replica.engine,
         spelling: req.replica.spelling(names),
     };
     let checked = check(catalog, &spec, req.replica.variant)?;

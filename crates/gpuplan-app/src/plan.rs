@@ -72,7 +72,7 @@ fn sync_frontier_ranks(report: &mut PlanReport) {
             p.provider == f.provider
                 && p.region == f.region
                 && p.instance_type == f.instance_type
-                && p.vllm_command == f.vllm_command
+                && p.launch_command == f.launch_command
                 && p.spot == f.spot
         });
         f.rank = twin.map_or(0, |p| p.rank);
@@ -289,12 +289,20 @@ pub fn explain_text(w: &InferenceWorkload, p: &Plan) -> String {
     line!(out, "Serving-engine settings (one replica):");
     line!(
         out,
-        "  checkpoint {}, weight kernel {} (vLLM ≥ {})",
+        "  engine {}, checkpoint {}, weight kernel {} ({} ≥ {})",
+        p.engine.label(),
         p.checkpoint,
         p.weight_kernel,
-        p.min_vllm_version
+        p.engine.label(),
+        p.min_engine_version
     );
-    line!(out, "  {}", p.vllm_command);
+    line!(out, "  {}", p.launch_command);
+    for file in &p.launch_files {
+        line!(out, "  with {}:", file.path);
+        for l in file.contents.lines() {
+            line!(out, "    {l}");
+        }
+    }
     for note in &p.launch_notes {
         line!(out, "  note: {note}");
     }

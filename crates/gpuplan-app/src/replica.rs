@@ -4,7 +4,7 @@
 use crate::error::{AppError, AppResult};
 use gpuplan_catalog::{Catalog, GpuSpec, ModelArch, Precision, Variant};
 use gpuplan_core::limits::{self, Count, Span};
-use gpuplan_core::{check_replica, CheckedReplica, Layout, ReplicaSpec, Spelling};
+use gpuplan_core::{check_replica, CheckedReplica, Engine, Layout, ReplicaSpec, Spelling};
 use serde::Deserialize;
 
 /// How a front end names the request's fields in errors: the CLI's flags or
@@ -47,6 +47,7 @@ impl FieldNames {
             max_num_seqs: "max_num_seqs",
             max_batched_tokens: "max_batched_tokens",
             memory_utilization: "memory_utilization",
+            engine: "replica.engine",
         },
         count: "replica.count",
         input_len: "input_len",
@@ -127,6 +128,13 @@ pub struct ReplicaRequest {
     /// Which release is served: instruct or base.
     #[serde(default)]
     pub variant: Variant,
+    /// The serving engine (inference): vllm (default), sglang or trtllm.
+    #[serde(default = "default_engine")]
+    pub engine: Engine,
+}
+
+fn default_engine() -> Engine {
+    Engine::Vllm
 }
 
 /// Checks a whole number against its range, naming the field.

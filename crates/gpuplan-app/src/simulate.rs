@@ -10,7 +10,7 @@ use gpuplan_sim::{
     scale_up_delay_s, simulate_with_progress, Autoscale, ClosedLoop, DeploymentCost, Dynamics,
     EngineConfig, Failures, Histograms, Progress, RateCurve, Router, SimConfig, SimResult, Stop,
     SyntheticTraffic, Trace, Traffic, VerifyOptions, DAY_S, HPA_SCALE_DOWN_STABILIZATION_S,
-    HPA_SYNC_PERIOD_S, VLLM_BLOCK_TOKENS,
+    HPA_SYNC_PERIOD_S,
 };
 
 /// Requests simulated when neither a count, a duration nor a trace is given.
@@ -345,7 +345,7 @@ fn plan_config(
             max_num_seqs: narrow("max_num_seqs", p.max_num_seqs)?,
             max_batched_tokens: narrow("max_batched_tokens", p.max_batched_tokens)?,
             kv_cache_tokens: memory.kv_cache_tokens,
-            block_tokens: VLLM_BLOCK_TOKENS,
+            block_tokens: narrow("kv_block_tokens", p.engine.profile().kv_block_tokens)?,
         },
         router: settings.router,
         warmup_fraction: settings.warmup,

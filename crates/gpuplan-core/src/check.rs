@@ -15,7 +15,7 @@
 //! and [`Deployment`] on the [`CheckedReplica`].
 
 use crate::calibration::Calibration;
-use crate::engine::{default_kernel, serving_choice, tensor_tflops, ServingChoice};
+use crate::engine::{default_kernel, serving_choice, tensor_tflops, Engine, ServingChoice};
 use crate::error::{CoreError, Result};
 use crate::layout::Layout;
 use crate::limits;
@@ -48,6 +48,8 @@ pub struct Spelling {
     pub max_batched_tokens: &'static str,
     /// The engine's memory utilisation cap.
     pub memory_utilization: &'static str,
+    /// The serving engine.
+    pub engine: &'static str,
 }
 
 impl Spelling {
@@ -62,6 +64,7 @@ impl Spelling {
         max_num_seqs: "max_num_seqs",
         max_batched_tokens: "max_batched_tokens",
         memory_utilization: "memory_utilization",
+        engine: "engine",
     };
 
     /// The command-line flags of `gpuplan fit` and `gpuplan estimate`.
@@ -75,6 +78,7 @@ impl Spelling {
         max_num_seqs: "--max-num-seqs",
         max_batched_tokens: "--max-batched-tokens",
         memory_utilization: "--memory-utilization",
+        engine: "--engine",
     };
 
     /// The fields of a workload file (`docs/workload.md`); TP, PP and the
@@ -89,6 +93,7 @@ impl Spelling {
         max_num_seqs: "max_num_seqs",
         max_batched_tokens: "engine.max_batched_tokens",
         memory_utilization: "engine.memory_utilization",
+        engine: "engine",
     };
 }
 
@@ -110,6 +115,8 @@ pub struct ReplicaSpec<'a> {
     pub limits: EngineLimits,
     /// Tokens (prompt + output) one sequence needs (vLLM `--max-model-len`).
     pub context_len: u64,
+    /// The serving engine.
+    pub engine: Engine,
     /// How the caller's user wrote each field, for messages.
     pub spelling: Spelling,
 }
@@ -172,6 +179,15 @@ pub enum Violation {
         /// The model's longest context, tokens.
         model_max: u64,
     },
+    /// The engine does not run on this GPU, or not with this kernel or KV-cache precision.
+    EngineUnsupported {
+        /// The field as written.
+        field: &'static str,
+        /// The engine asked for.
+        engine: Engine,
+        /// One sentence naming the engine, the GPU and what is missing.
+        why: String,
+    },
     /// An engine setting outside its range in [`limits`], or inconsistent with another.
     EngineLimit {
         /// The field as written.
@@ -195,6 +211,7 @@ impl Violation {
             | Violation::CheckpointUnavailable { .. }
             | Violation::KvPrecisionUnsupported { .. } => Some(RejectReason::PrecisionUnsupported),
             Violation::LayoutInvalid { .. } => Some(RejectReason::LayoutInvalid),
+            Violation::EngineUnsupported { .. } => Some(RejectReason::EngineUnsupported),
             Violation::ContextTooLong { .. } | Violation::EngineLimit { .. } => None,
         }
     }
@@ -207,6 +224,7 @@ impl Violation {
             | Violation::CheckpointUnavailable { field, .. }
             | Violation::KvPrecisionUnsupported { field, .. }
             | Violation::LayoutInvalid { field, .. }
+            | Violation::EngineUnsupported { field, .. }
             | Violation::ContextTooLong { field, .. }
             | Violation::EngineLimit { field, .. } => field,
         }
@@ -221,6 +239,7 @@ impl Violation {
             | Violation::KvPrecisionUnsupported { precision, .. } => precision.to_string(),
             Violation::LayoutInvalid { value, .. } => value.to_string(),
             Violation::ContextTooLong { asked, .. } => asked.to_string(),
+            Violation::EngineUnsupported { engine, .. } => engine.to_string(),
             Violation::EngineLimit { value, .. } => value.clone(),
         }
     }
@@ -243,6 +262,9 @@ impl Violation {
             }
             Violation::LayoutInvalid { allowed, .. } | Violation::EngineLimit { allowed, .. } => {
                 allowed.clone()
+            }
+            Violation::EngineUnsupported { why, .. } => {
+                format!("an engine that serves this replica: {why}")
             }
             Violation::ContextTooLong { model_max, .. } => format!(
                 "from 1 to the model's context length ({model_max} tokens, max_position_embeddings)"
@@ -305,18 +327,21 @@ impl<'a> CheckedReplica<'a> {
             s.kv_precision,
             self.serving.kernel,
             cal,
-        )
+        )?
+        .on_engine(s.engine, s.gpu, cal)
     }
 }
 
-/// Decides whether vLLM can serve `spec` for the model's `variant` release:
-/// every violation, in the order accelerator, precision, KV precision,
+/// Decides whether `spec.engine` can serve `spec` for the model's `variant`
+/// release (checkpoints and kernels follow vLLM's rules, then the engine's
+/// own hardware limits): every violation, in the order accelerator,
+/// precision, engine, KV precision,
 /// layout, context, engine settings (an `Err` holds at least one); or the
 /// checked replica with the checkpoint and kernel to serve.
 ///
 /// ```
 /// use gpuplan_catalog::{Catalog, Precision, Variant};
-/// use gpuplan_core::{check_replica, EngineLimits, Layout, ReplicaSpec, Spelling, Violation};
+/// use gpuplan_core::{check_replica, Engine, EngineLimits, Layout, ReplicaSpec, Spelling, Violation};
 /// let catalog = Catalog::embedded().unwrap();
 /// let model = catalog.model("llama-3.1-8b").unwrap();
 /// let spec = ReplicaSpec {
@@ -327,6 +352,7 @@ impl<'a> CheckedReplica<'a> {
 ///     layout: Layout::SINGLE,
 ///     limits: EngineLimits::default(),
 ///     context_len: 4096,
+///     engine: Engine::Vllm,
 ///     spelling: Spelling::FLAGS,
 /// };
 /// let violations = check_replica(&spec, &catalog, Variant::Instruct).unwrap_err();
@@ -357,6 +383,19 @@ pub fn check_replica<'a>(
             }
         },
     };
+    if let Some(choice) = &serving {
+        let supported = spec
+            .engine
+            .supports(spec.gpu, choice.kernel)
+            .and_then(|()| spec.engine.supports_kv(spec.gpu, spec.kv_precision));
+        if let Err(why) = supported {
+            violations.push(Violation::EngineUnsupported {
+                field: names.engine,
+                engine: spec.engine,
+                why,
+            });
+        }
+    }
     violations.extend(check_kv_precision(spec.kv_precision, names));
     violations.extend(check_layout(spec.layout, spec.model, names));
     violations.extend(check_context(spec.model, spec.context_len, names.context));
@@ -549,6 +588,7 @@ mod tests {
             layout: Layout { tp, pp: 1 },
             limits,
             context_len,
+            engine: Engine::Vllm,
             spelling: Spelling::FLAGS,
         };
         check_replica(&spec, catalog(), Variant::Instruct)

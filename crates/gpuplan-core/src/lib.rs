@@ -23,6 +23,7 @@
 mod calibration;
 mod check;
 mod engine;
+mod engine_fit;
 mod error;
 mod finite;
 mod layout;
@@ -51,9 +52,11 @@ pub use check::{
     ReplicaSpec, Spelling, Violation,
 };
 pub use engine::{
-    attention_precision, default_kernel, kernel_for, platform, serving_choice, tensor_tflops,
-    vllm_command, LaunchSettings, Platform, ServingChoice, WeightKernel,
+    attention_precision, default_kernel, kernel_for, launch_command, platform, serving_choice,
+    tensor_tflops, vllm_command, Engine, EngineProfile, Launch, LaunchFile, LaunchSettings,
+    Platform, PrefillPolicy, ServingChoice, WeightKernel,
 };
+pub use engine_fit::{engine_loss, engine_rows, fit_engine_factors, MIN_ENGINE_ROWS};
 pub use error::{CoreError, Result};
 pub use finite::ensure_finite;
 pub use gpuplan_catalog::{CheckpointFormat, Variant};
@@ -86,8 +89,8 @@ pub use plan::{
 pub use queueing::{erlang_c, mean_wait_s, wait_probability, wait_quantile_s};
 pub use replay::{plan_replica, replica, PlanReplica};
 pub use serving::{
-    block_tokens, estimate, max_concurrency, prefill_under_load_s, steady_state, Estimate,
-    SteadyState, KV_BLOCK_TOKENS,
+    block_tokens, estimate, max_concurrency, prefill_under_load_s, static_batch, steady_state,
+    Estimate, StaticBatch, SteadyState, KV_BLOCK_TOKENS,
 };
 pub use tails::{lognormal_cv2, TailInputs, TailModel, Tails};
 pub use training_memory::{

@@ -11,6 +11,7 @@
 //! reuse it and are not fitted on.
 
 use crate::calibration::Calibration;
+use crate::engine::Engine;
 use crate::layout::Layout;
 use crate::perf::Deployment;
 use crate::plan::ReplicaCapacity;
@@ -158,31 +159,43 @@ fn candidate_layouts(row: &BenchmarkRow, gpus: u64) -> Vec<Layout> {
         .collect()
 }
 
-/// Checks that the row is one gpuplan models and returns its model, GPU,
-/// GPU count, precision and lengths.
+/// What an MLPerf row ran: model, GPU, GPU count, precision, the data
+/// set's lengths and the serving engine.
+type RowInputs<'c> = (
+    ModelArch,
+    &'c GpuSpec,
+    u64,
+    Precision,
+    DatasetLengths,
+    Engine,
+);
+
+/// Checks that the row is one gpuplan models and returns what it ran.
 fn row_inputs<'c>(
     catalog: &'c Catalog,
     row: &BenchmarkRow,
     lengths: &Calibration,
-) -> Result<(ModelArch, &'c GpuSpec, u64, Precision, DatasetLengths), String> {
+) -> Result<RowInputs<'c>, String> {
     if row.dataset == "gptj" {
         return Err("beam search (4 beams, GPT-J) is not modelled".into());
     }
     let model = catalog.model(&row.model).map_err(|e| e.to_string())?;
     let gpu = catalog.gpu(&row.gpu).map_err(|e| e.to_string())?;
-    match (row.engine.as_str(), gpu.vendor.as_str()) {
-        // NVIDIA factors are fitted on TensorRT-LLM; CDNA3's on ROCm vLLM.
-        ("trtllm", "NVIDIA") | ("rocm-vllm", "AMD") => {}
+    // NVIDIA factors are fitted on TensorRT-LLM, CDNA3's on ROCm vLLM; vLLM
+    // on NVIDIA runs at the fitted engine step time.
+    let engine = match (row.engine.as_str(), gpu.vendor.as_str()) {
+        ("trtllm", "NVIDIA") => Engine::Trtllm,
+        ("rocm-vllm", "AMD") | ("vllm", "NVIDIA" | "AMD") => Engine::Vllm,
         (engine, vendor) => {
             return Err(format!(
-                "engine `{engine}` on {vendor} GPUs is not modelled yet (factors are fitted for TensorRT-LLM on NVIDIA and ROCm vLLM on AMD)"
+                "engine `{engine}` on {vendor} GPUs is not modelled (TensorRT-LLM and vLLM on NVIDIA, vLLM on AMD are)"
             ))
         }
-    }
+    };
     let gpus = row.gpu_count.ok_or("row has no GPU count")?;
     let precision = submission_precision(row, gpu)?;
     let len = dataset_lengths(&row.dataset, lengths)?;
-    Ok((model, gpu, gpus, precision, len))
+    Ok((model, gpu, gpus, precision, len, engine))
 }
 
 /// Predicts an MLPerf LLM row: output tokens/s of the whole system.
@@ -208,12 +221,12 @@ pub fn predict_mlperf_llm(
             )),
         ));
     }
-    let (model, gpu, gpus, precision, len) = row_inputs(catalog, row, lengths)?;
+    let (model, gpu, gpus, precision, len, engine) = row_inputs(catalog, row, lengths)?;
     let mut best: Option<(f64, String)> = None;
     let mut last_err = String::from("no layout divides the GPUs");
     for layout in candidate_layouts(row, gpus) {
         let replicas = (gpus / u64::from(layout.gpus())) as f64;
-        match offline(&model, gpu, layout, precision, &len, cal) {
+        match offline(&model, gpu, layout, precision, engine, &len, cal) {
             Ok((per_replica, why)) => {
                 let value = per_replica * replicas;
                 if best.as_ref().is_none_or(|(v, _)| value > *v) {
@@ -235,6 +248,8 @@ pub fn predict_mlperf_llm(
 pub struct ServerSetup {
     /// Poisson arrivals, the data set's lengths, the bounds as SLOs.
     pub workload: InferenceWorkload,
+    /// The engine the submission ran.
+    pub engine: Engine,
     /// The GPU.
     pub gpu: GpuSpec,
     /// Compute precision.
@@ -263,7 +278,7 @@ pub fn server_setup(
     cal: &Calibration,
     lengths: &Calibration,
 ) -> Result<ServerSetup, String> {
-    let (model, gpu, gpus, precision, len) = row_inputs(catalog, row, lengths)?;
+    let (model, gpu, gpus, precision, len, engine) = row_inputs(catalog, row, lengths)?;
     let ttft = row
         .ttft_p99_bound_ms
         .ok_or("row states no p99 TTFT bound")?;
@@ -275,10 +290,12 @@ pub fn server_setup(
     let mut last_err = String::from("no layout divides the GPUs");
     for layout in candidate_layouts(row, gpus) {
         let replicas = gpus / u64::from(layout.gpus());
-        match crate::plan::replica_capacity(catalog, &w, gpu, precision, layout, cal, true) {
+        match crate::plan::replica_capacity(catalog, &w, gpu, precision, layout, cal, true, engine)
+        {
             Ok(capacity) => {
                 let setup = ServerSetup {
                     workload: w.clone(),
+                    engine,
                     gpu: gpu.clone(),
                     precision,
                     layout,
@@ -306,6 +323,7 @@ fn offline(
     gpu: &GpuSpec,
     layout: Layout,
     precision: Precision,
+    engine: Engine,
     len: &DatasetLengths,
     cal: &Calibration,
 ) -> Result<(f64, String), String> {
@@ -317,6 +335,7 @@ fn offline(
         default_kv_precision(precision),
         cal,
     )
+    .and_then(|d| d.on_engine(engine, gpu, cal))
     .map_err(|e| e.to_string())?;
     let input = len.input_mean.round().max(1.0) as u64;
     let output = len.output_mean.round().max(1.0) as u64;

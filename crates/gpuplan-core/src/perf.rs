@@ -5,7 +5,7 @@
 //! is a handful of multiplications: the planner calls it millions of times.
 
 use crate::calibration::Calibration;
-use crate::engine::{attention_precision, default_kernel, tensor_tflops, WeightKernel};
+use crate::engine::{attention_precision, default_kernel, tensor_tflops, Engine, WeightKernel};
 use crate::error::{CoreError, Result};
 use crate::layout::{weight_bytes_per_gpu, Layout};
 use crate::memory::kv_bytes_per_token_per_gpu;
@@ -180,6 +180,11 @@ pub struct Deployment {
     moe_eff: f64,
     /// Whether the GPU family has fitted factors.
     pub calibrated_family: bool,
+    /// The serving engine the iterations run on.
+    pub engine: Engine,
+    /// That engine's step time relative to the one the family's factors
+    /// were fitted on ([`Engine::step_time_factor`]).
+    pub step_time_factor: f64,
 }
 
 impl Deployment {
@@ -318,7 +323,33 @@ impl Deployment {
             roof_p: cal.roofline_exponent(),
             moe_eff: cal.moe_gemm_efficiency(),
             calibrated_family: cal.has_family(gpu),
+            engine: Engine::reference_for(gpu),
+            step_time_factor: 1.0,
         })
+    }
+
+    /// The same deployment served by `engine`: every iteration takes that
+    /// engine's step time ([`Engine::step_time_factor`]). Errors when the
+    /// engine does not run this kernel or KV-cache precision on the GPU.
+    pub fn on_engine(
+        mut self,
+        engine: Engine,
+        gpu: &GpuSpec,
+        cal: &Calibration,
+    ) -> Result<Deployment> {
+        engine
+            .supports(gpu, self.kernel)
+            .and_then(|()| engine.supports_kv(gpu, self.kv_precision))
+            .map_err(|why| {
+                CoreError::invalid(
+                    "engine",
+                    engine.as_str(),
+                    format!("an engine that runs this deployment: {why}"),
+                )
+            })?;
+        self.engine = engine;
+        self.step_time_factor = engine.step_time_factor(gpu, cal);
+        Ok(self)
     }
 
     /// Time of one iteration on one pipeline stage (one TP group).
@@ -384,14 +415,17 @@ impl Deployment {
         }
         let gemm = roofline(gemm_compute_s, gemm_memory_s, self.roof_p);
         let attention = roofline(attention_compute_s, attention_memory_s, self.roof_p);
+        // The engine's step time relative to the one the factors were fitted
+        // on scales every part alike (the roofline is homogeneous).
+        let e = self.step_time_factor;
         IterationCost {
-            total_s: gemm + attention + communication_s + self.overhead_s,
-            gemm_compute_s,
-            gemm_memory_s,
-            attention_compute_s,
-            attention_memory_s,
-            communication_s,
-            overhead_s: self.overhead_s,
+            total_s: (gemm + attention + communication_s + self.overhead_s) * e,
+            gemm_compute_s: gemm_compute_s * e,
+            gemm_memory_s: gemm_memory_s * e,
+            attention_compute_s: attention_compute_s * e,
+            attention_memory_s: attention_memory_s * e,
+            communication_s: communication_s * e,
+            overhead_s: self.overhead_s * e,
         }
     }
 

@@ -4,6 +4,7 @@
 
 use crate::calibration::Calibration;
 use crate::check::check_replica;
+use crate::engine::Engine;
 use crate::error::{CoreError, Result};
 use crate::layout::Layout;
 use crate::memory::{inference_memory, InferenceMemory};
@@ -38,11 +39,12 @@ pub fn plan_replica(
         tp: plan.tp,
         pp: plan.pp,
     };
-    replica(catalog, w, cal, gpu, plan.precision, layout)
+    replica(catalog, w, cal, gpu, plan.precision, layout, plan.engine)
 }
 
 /// One replica of `w.model` on `layout` GPUs of `gpu` at `precision`, built
-/// as the planner's capacity step builds it (see [`plan_replica`]).
+/// as the planner's capacity step builds it (see [`plan_replica`]), served
+/// by `engine`.
 pub fn replica(
     catalog: &Catalog,
     w: &InferenceWorkload,
@@ -50,11 +52,13 @@ pub fn replica(
     gpu: &GpuSpec,
     precision: Precision,
     layout: Layout,
+    engine: Engine,
 ) -> Result<PlanReplica> {
     let key = ReplicaKey {
         gpu: gpu.name.clone(),
         precision,
         layout,
+        engine,
     };
     let spec = replica_spec(w, gpu, &key);
     let checked = check_replica(&spec, catalog, w.variant).map_err(|violations| {

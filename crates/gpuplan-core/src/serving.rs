@@ -219,6 +219,65 @@ pub fn trtllm_bench_settings(
     (batch.max(1.0) as u64, tokens.max(1.0) as u64)
 }
 
+/// One static batch run to completion (vLLM's `vllm bench latency`: `batch`
+/// identical prompts generated together, nothing admitted meanwhile).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct StaticBatch {
+    /// Time to the batch's first tokens: the prompts' prefill, ms.
+    pub ttft_ms: f64,
+    /// Mean time per output token after the first, ms.
+    pub tpot_ms: f64,
+    /// Time until every sequence has its last token, ms.
+    pub e2e_ms: f64,
+}
+
+/// A static batch of `batch` requests of `input_len` prompt and
+/// `output_len` generated tokens: the prompts prefill in chunks of at most
+/// `max_batched_tokens` tokens (the last chunk samples every first token),
+/// then `output_len − 1` decode steps of the whole batch, each attending to
+/// its growing context. With PP, the batch's micro-batches fill the stages
+/// as in [`burst`].
+pub fn static_batch(
+    dep: &Deployment,
+    batch: u64,
+    input_len: u64,
+    output_len: u64,
+    max_batched_tokens: u64,
+) -> StaticBatch {
+    let pp = f64::from(dep.layout.pp);
+    let (b, isl) = (batch.max(1) as f64, input_len as f64);
+    let prompt_tokens = b * isl;
+    let chunks = (prompt_tokens / max_batched_tokens.max(1) as f64)
+        .ceil()
+        .max(1.0);
+    // Each chunk carries 1/chunks of the tokens and of the causal pairs (b·isl²/2).
+    let chunk = dep.iteration(&IterationWork {
+        decode_seqs: 0.0,
+        decode_context_sum: 0.0,
+        prefill_tokens: prompt_tokens / chunks / pp,
+        prefill_attention_pairs: b * isl * isl / 2.0 / chunks / pp,
+        logit_tokens: b / chunks / pp,
+    });
+    let ttft_s = chunks * pp * chunk.total_s;
+    let mut decode_s = 0.0;
+    for step in 1..output_len.max(1) {
+        let stage = dep.iteration(&IterationWork {
+            decode_seqs: b / pp,
+            decode_context_sum: b * (isl + step as f64) / pp,
+            prefill_tokens: 0.0,
+            prefill_attention_pairs: 0.0,
+            logit_tokens: b / pp,
+        });
+        decode_s += pp * stage.total_s;
+    }
+    let steps = output_len.saturating_sub(1).max(1) as f64;
+    StaticBatch {
+        ttft_ms: ttft_s * 1e3,
+        tpot_ms: decode_s / steps * 1e3,
+        e2e_ms: (ttft_s + decode_s) * 1e3,
+    }
+}
+
 /// A trtllm-bench max-throughput run: all requests queued, fixed lengths,
 /// KV cache at `kv_cache_free_gpu_mem_fraction` 0.95, the tool's own batch
 /// and token limits. Returns the steady state and what limits concurrency.

@@ -1,9 +1,10 @@
 //! `validate`: predict each published measurement and report the error.
 
 use crate::calibration::Calibration;
+use crate::engine::Engine;
 use crate::layout::Layout;
 use crate::perf::Deployment;
-use crate::serving::{burst, trtllm_bench_throughput};
+use crate::serving::{burst, static_batch, trtllm_bench_throughput};
 use crate::training::{predict_training, predict_training_all, TrainingFactors};
 use crate::training_memory::{
     training_memory, FineTuneMethod, Optimizer, PipelineSchedule, Recompute, TrainingMemoryInput,
@@ -289,7 +290,22 @@ pub fn predict_inference(catalog: &Catalog, row: &BenchmarkRow, cal: &Calibratio
     };
     let model = catalog.model(&row.model).map_err(|e| e.to_string())?;
     let gpu = catalog.gpu(&row.gpu).map_err(|e| e.to_string())?;
-    let precision: Precision = row.precision.parse()?;
+    let engine = match row.engine.as_str() {
+        "trtllm" => Engine::Trtllm,
+        "vllm" => Engine::Vllm,
+        other => {
+            return Err(format!(
+                "engine `{other}` is not modelled on fixed-length rows (TensorRT-LLM and vLLM runs are)"
+            ))
+        }
+    };
+    // vLLM's `--dtype auto` serves the checkpoint's own 16-bit dtype when a
+    // run states none (BF16 and FP16 run at the same tensor rate).
+    let precision: Precision = if row.precision.is_empty() && engine == Engine::Vllm {
+        Precision::Bf16
+    } else {
+        row.precision.parse()?
+    };
     // FP8 and FP4 checkpoints of these engines keep an FP8 KV cache.
     let kv_precision = crate::workload::default_kv_precision(precision);
     let layout = Layout {
@@ -297,11 +313,39 @@ pub fn predict_inference(catalog: &Catalog, row: &BenchmarkRow, cal: &Calibratio
         pp: row.pp.unwrap_or(1) as u32,
     };
     let dep = Deployment::new(&model, gpu, layout, precision, kv_precision, cal)
+        .and_then(|d| d.on_engine(engine, gpu, cal))
         .map_err(|e| e.to_string())?;
-    if row.engine != "trtllm" {
+    if row.scenario == "static_batch" {
+        let batch = row
+            .batch_or_concurrency
+            .ok_or("static-batch row states no batch (batch_or_concurrency)")?;
+        let b = static_batch(
+            &dep,
+            batch,
+            input_len,
+            output_len,
+            engine.profile().default_max_batched_tokens,
+        );
+        let value = match row.metric.as_str() {
+            "e2e_latency_ms" => b.e2e_ms,
+            "ttft_ms" => b.ttft_ms,
+            "tpot_ms" => b.tpot_ms,
+            other => {
+                return Err(format!(
+                    "metric `{other}` is not predicted for static batches"
+                ))
+            }
+        };
+        return Ok((
+            value,
+            Some(format!("static batch {batch} on {}", engine.label())),
+        ));
+    }
+    if engine != Engine::Trtllm {
         return Err(format!(
-            "engine `{}` is not modelled on fixed-length rows (TensorRT-LLM runs are)",
-            row.engine
+            "{} runs are modelled as static batches and MLPerf scenarios; this `{}` run is not",
+            engine.label(),
+            row.scenario
         ));
     }
     if row.scenario == "burst" {
@@ -472,6 +516,13 @@ pub fn calibration_loss(
         .reduce(|| (0.0, 0), |a, b| (a.0 + b.0, a.1 + b.1))
 }
 
+/// Factors the TensorRT-LLM fit leaves alone: families fitted on MLPerf rows
+/// of another engine, and the engine step-time factors (fitted on their
+/// engine's rows by [`fit_engine_factors`](crate::fit_engine_factors)).
+pub(crate) fn fitted_by_another_fit(name: &str) -> bool {
+    crate::mlperf_inference::fitted_on_mlperf(name) || name.starts_with("engine_step_time.")
+}
+
 /// Fits the factors named in `template` on the inference rows by bounded
 /// coordinate descent, starting every factor from the middle of its bounds
 /// (so the result depends only on the rows and the bounds, not on earlier
@@ -483,9 +534,11 @@ pub fn fit_calibration(
     rows: &[BenchmarkRow],
     template: &Calibration,
 ) -> Calibration {
+    // The factors stand for TensorRT-LLM: other engines' rows fit their
+    // own step-time factor (`fit_engine_factors`).
     let inference: Vec<&BenchmarkRow> = rows
         .iter()
-        .filter(|r| r.kind == BenchmarkKind::Inference)
+        .filter(|r| r.kind == BenchmarkKind::Inference && r.engine == "trtllm")
         .collect();
     let mut cal = template.clone();
     if inference
@@ -496,7 +549,7 @@ pub fn fit_calibration(
         return cal;
     }
     for f in &mut cal.factors {
-        if !crate::mlperf_inference::fitted_on_mlperf(&f.name) {
+        if !fitted_by_another_fit(&f.name) {
             f.value = 0.5 * (f.min + f.max);
         }
     }
@@ -509,7 +562,7 @@ pub fn fit_calibration(
         let mut improved = false;
         #[allow(clippy::needless_range_loop)] // steps[i] and factors[i] move together
         for i in 0..cal.factors.len() {
-            if steps[i] < 1e-3 || crate::mlperf_inference::fitted_on_mlperf(&cal.factors[i].name) {
+            if steps[i] < 1e-3 || fitted_by_another_fit(&cal.factors[i].name) {
                 steps[i] = 0.0;
                 continue;
             }

@@ -4,6 +4,7 @@
 //! Every field and its default is documented in `docs/workload.md`.
 
 use crate::check::{check_context, Spelling};
+use crate::engine::Engine;
 use crate::error::{CoreError, Result};
 use crate::limits::{self, Count, Span};
 use gpuplan_catalog::{Catalog, ModelArch, Precision, Variant};
@@ -36,9 +37,13 @@ pub struct RawWorkload {
     /// Negotiated discounts and spot assumptions.
     #[serde(default)]
     pub pricing: RawPricing,
-    /// Serving-engine settings.
+    /// The serving engine: a name (`engine = "sglang"`) or a table of
+    /// settings with an optional `name`.
     #[serde(default)]
     pub engine: RawEngine,
+    /// Engines to compare (`engines = ["vllm", "trtllm"]`): every candidate
+    /// is tried on each; exclusive with a named `engine`.
+    pub engines: Option<Vec<String>>,
 }
 
 /// `[model]`.
@@ -251,14 +256,90 @@ pub enum PriceTrust {
     Strict,
 }
 
-/// `[engine]`.
+/// `engine = "NAME"` or `[engine]`.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields, expecting = "a table of engine settings")]
-pub struct RawEngine {
-    /// vLLM `--gpu-memory-utilization` (default 0.90).
+pub struct RawEngineTable {
+    /// `vllm` (default), `sglang` or `trtllm`.
+    pub name: Option<String>,
+    /// Share of GPU memory the replica may use (vLLM
+    /// `--gpu-memory-utilization`; default 0.90). SGLang and TensorRT-LLM
+    /// commands get the same memory split in their own settings.
     pub memory_utilization: Option<f64>,
-    /// vLLM `--max-num-batched-tokens` (default 8192).
+    /// Token budget of one step (vLLM `--max-num-batched-tokens`, SGLang
+    /// `--chunked-prefill-size`, TensorRT-LLM `--max_num_tokens`; default 8192).
     pub max_batched_tokens: Option<u64>,
+}
+
+/// The workload's `engine`: a name, or a table of settings.
+#[derive(Debug, Clone, Default)]
+pub struct RawEngine(pub RawEngineTable);
+
+impl std::ops::Deref for RawEngine {
+    type Target = RawEngineTable;
+    fn deref(&self) -> &RawEngineTable {
+        &self.0
+    }
+}
+
+impl<'de> Deserialize<'de> for RawEngine {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct EngineVisitor;
+        impl<'de> Visitor<'de> for EngineVisitor {
+            type Value = RawEngine;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("an engine name (vllm, sglang, trtllm) or a table of engine settings")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> std::result::Result<RawEngine, E> {
+                Ok(RawEngine(RawEngineTable {
+                    name: Some(v.to_string()),
+                    ..RawEngineTable::default()
+                }))
+            }
+            fn visit_map<A: MapAccess<'de>>(
+                self,
+                map: A,
+            ) -> std::result::Result<RawEngine, A::Error> {
+                RawEngineTable::deserialize(de::value::MapAccessDeserializer::new(map))
+                    .map(RawEngine)
+            }
+        }
+        d.deserialize_any(EngineVisitor)
+    }
+}
+
+/// The engines a workload asks for: `engine` (one) or `engines` (several,
+/// in order, no repeats); vLLM when neither names one.
+pub fn validate_engines(engine: &RawEngine, engines: Option<&[String]>) -> Result<Vec<Engine>> {
+    let parse = |field: &str, name: &str| {
+        name.parse::<Engine>()
+            .map_err(|_| CoreError::invalid(field, name, "one of vllm, sglang, trtllm"))
+    };
+    match (engine.name.as_deref(), engines) {
+        (Some(_), Some(_)) => Err(CoreError::invalid(
+            "engines",
+            "(set)",
+            "either engine = NAME or engines = [...], not both",
+        )),
+        (Some(name), None) => Ok(vec![parse("engine.name", name)?]),
+        (None, Some([])) => Err(CoreError::invalid(
+            "engines",
+            "[]",
+            "at least one of vllm, sglang, trtllm",
+        )),
+        (None, Some(list)) => {
+            let mut out: Vec<Engine> = Vec::new();
+            for name in list {
+                let e = parse("engines", name)?;
+                if out.contains(&e) {
+                    return Err(CoreError::invalid("engines", name, "each engine once"));
+                }
+                out.push(e);
+            }
+            Ok(out)
+        }
+        (None, None) => Ok(vec![Engine::Vllm]),
+    }
 }
 
 /// A token-length distribution reduced to what the models use.
@@ -361,6 +442,8 @@ pub struct InferenceWorkload {
     pub memory_utilization: f64,
     /// Engine max batched tokens.
     pub max_batched_tokens: u64,
+    /// Serving engines to plan on (at least one; vLLM by default).
+    pub engines: Vec<Engine>,
 }
 
 /// `v` if it lies in `range`, else an error naming the field, the value and the range.
@@ -648,6 +731,7 @@ impl RawWorkload {
                 limits::MAX_BATCHED_TOKENS.describe(),
             ));
         }
+        let engines = validate_engines(&self.engine, self.engines.as_deref())?;
         Ok(InferenceWorkload {
             name: self.name.unwrap_or_else(|| model.id.clone()),
             model,
@@ -664,6 +748,7 @@ impl RawWorkload {
             pricing,
             memory_utilization,
             max_batched_tokens,
+            engines,
         })
     }
 }

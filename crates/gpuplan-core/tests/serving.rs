@@ -43,6 +43,10 @@ fn every_example_serves_a_published_checkpoint_or_says_why() {
         gpu_memory_utilization: 0.9,
         max_model_len: 4096,
         kv_precision: kv,
+        gpu_memory_gib: 80.0,
+        weights_gib: 16.0,
+        kv_cache_gib: 50.0,
+        other_gib: 6.0,
     };
     let mut served = 0;
     for (file, raw) in examples() {

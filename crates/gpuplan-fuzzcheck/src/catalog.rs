@@ -194,6 +194,7 @@ pub(crate) fn replica_runs(c: &Catalog, model: &ModelArch, gpu: &GpuSpec, precis
         layout: Layout::SINGLE,
         limits: EngineLimits::default(),
         context_len: context,
+        engine: gpuplan_core::Engine::Vllm,
         spelling: Spelling::FLAGS,
     };
     let Ok(checked) = check_replica(&spec, c, Variant::Instruct) else {

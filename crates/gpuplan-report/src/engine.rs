@@ -6,7 +6,7 @@ use crate::error::ExportError;
 use crate::header::header;
 use crate::{ExportContext, ExportFile};
 use gpuplan_catalog::GpuSpec;
-use gpuplan_core::Plan;
+use gpuplan_core::{Engine, Plan};
 use serde_norway::{Mapping, Value};
 
 /// The oldest vLLM release the exports pin: the first we have seen published
@@ -14,7 +14,7 @@ use serde_norway::{Mapping, Value};
 /// and as `vllm/vllm-openai-rocm:vX` (AMD Instinct). It also reads
 /// `vllm serve --config` (vLLM 0.6.0, PR #7737) and serves `/health` and the
 /// `vllm:num_requests_running` metric. A plan whose kernel needs a newer
-/// release (its `min_vllm_version`) pins that one.
+/// release (its `min_engine_version`) pins that one.
 pub const EXPORT_MIN_VLLM: &str = "0.17.1";
 
 /// A plan's `vllm serve` command split into the checkpoint and its flags.
@@ -50,19 +50,25 @@ impl VllmArgs {
     }
 }
 
-/// The plan's `vllm serve` arguments: its `vllm_command` is
+/// The plan's `vllm serve` arguments: a vLLM plan's `launch_command` is
 /// `vllm serve CHECKPOINT` followed by flags and values that hold no spaces
 /// (numbers and dtype names, `gpuplan_core::vllm_command`), so the flags are
 /// the words after the checkpoint.
 pub fn vllm_args(plan: &Plan) -> Result<VllmArgs, ExportError> {
+    if plan.engine != Engine::Vllm {
+        return Err(ExportError::EngineNotExported {
+            rank: plan.rank,
+            engine: plan.engine.label().to_string(),
+        });
+    }
     let prefix = format!("vllm serve {}", plan.checkpoint);
     let malformed = || ExportError::MalformedCommand {
         rank: plan.rank,
-        command: plan.vllm_command.clone(),
+        command: plan.launch_command.clone(),
         checkpoint: plan.checkpoint.clone(),
     };
     let rest = plan
-        .vllm_command
+        .launch_command
         .strip_prefix(&prefix)
         .ok_or_else(malformed)?;
     if !(rest.is_empty() || rest.starts_with(' ')) {
@@ -78,12 +84,12 @@ pub fn vllm_args(plan: &Plan) -> Result<VllmArgs, ExportError> {
     })
 }
 
-/// The vLLM release the files pin: the plan's `min_vllm_version`, or
+/// The vLLM release the files pin: the plan's `min_engine_version`, or
 /// [`EXPORT_MIN_VLLM`] when that is older.
 pub(crate) fn vllm_version(plan: &Plan) -> String {
     let parse = |v: &str| -> Vec<u64> { v.split('.').map(|p| p.parse().unwrap_or(0)).collect() };
-    if parse(&plan.min_vllm_version) > parse(EXPORT_MIN_VLLM) {
-        plan.min_vllm_version.clone()
+    if parse(&plan.min_engine_version) > parse(EXPORT_MIN_VLLM) {
+        plan.min_engine_version.clone()
     } else {
         EXPORT_MIN_VLLM.to_string()
     }

@@ -32,7 +32,15 @@ pub enum ExportError {
         /// Providers SkyPilot supports, comma-separated.
         supported: String,
     },
-    /// The plan's `vllm_command` is not `vllm serve CHECKPOINT FLAGS…` (a bug).
+    /// The plan runs on an engine the deployment exports do not write yet.
+    #[error("plan {rank} runs on {engine}: the k8s, SkyPilot, LWS and engine exports write vLLM deployments only so far; run its `launch_command` by hand, or plan with engine = \"vllm\" to export")]
+    EngineNotExported {
+        /// Plan rank.
+        rank: usize,
+        /// The plan's engine.
+        engine: String,
+    },
+    /// The plan's `launch_command` is not `vllm serve CHECKPOINT FLAGS…` (a bug).
     #[error("plan {rank}: vLLM command `{command}` does not start with `vllm serve {checkpoint}`")]
     MalformedCommand {
         /// Plan rank.

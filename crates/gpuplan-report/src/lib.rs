@@ -111,6 +111,13 @@ pub fn export(
     kind: ExportKind,
 ) -> Result<Vec<ExportFile>, ExportError> {
     let plan = find_plan(ctx.plans, rank)?;
+    // Every target writes a vLLM deployment (image, args, probes, metrics).
+    if plan.engine != gpuplan_core::Engine::Vllm {
+        return Err(ExportError::EngineNotExported {
+            rank: plan.rank,
+            engine: plan.engine.label().to_string(),
+        });
+    }
     match kind {
         ExportKind::K8s => Ok(vec![k8s::export(ctx, plan)?]),
         ExportKind::SkyPilot => Ok(vec![skypilot::export(ctx, plan)?]),

@@ -74,7 +74,7 @@ fn export_plan(
 
 /// `vllm serve MODEL FLAGS…` → `[MODEL, FLAGS…]`.
 fn serve_words(p: &Plan) -> Vec<String> {
-    let words: Vec<String> = p.vllm_command.split(' ').map(str::to_string).collect();
+    let words: Vec<String> = p.launch_command.split(' ').map(str::to_string).collect();
     assert_eq!(words[..2], ["vllm", "serve"]);
     words[2..].to_vec()
 }
@@ -448,7 +448,7 @@ fn impossible_exports_say_why() {
         matches!(e, ExportError::UnsupportedAccelerator { .. }),
         "{e}"
     );
-    plans[0].vllm_command = "python -m vllm".into();
+    plans[0].launch_command = "python -m vllm".into();
     let c = ExportContext {
         catalog: catalog(),
         workload: &w,
@@ -457,4 +457,22 @@ fn impossible_exports_say_why() {
     };
     let e = export(&c, 1, ExportKind::Engine).unwrap_err();
     assert!(e.is_internal(), "{e}");
+    // A plan on another engine: a user-facing refusal naming it, never a
+    // vLLM file with that engine's command in it.
+    plans[0].engine = gpuplan_core::Engine::Sglang;
+    plans[0].launch_command = "python -m sglang.launch_server --model-path m".into();
+    let c = ExportContext {
+        catalog: catalog(),
+        workload: &w,
+        workload_file: "w.toml",
+        plans: &plans,
+    };
+    for kind in [ExportKind::Engine, ExportKind::K8s, ExportKind::SkyPilot] {
+        let e = export(&c, 1, kind).unwrap_err();
+        assert!(
+            matches!(e, ExportError::EngineNotExported { .. }) && !e.is_internal(),
+            "{e}"
+        );
+        assert!(e.to_string().contains("SGLang"), "{e}");
+    }
 }

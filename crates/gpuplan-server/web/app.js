@@ -879,12 +879,12 @@
     box.appendChild(el('div', { class: 'explain-head' },
       el('h3', { text: `Plan ${plan.rank}: ${plan.provider} ${plan.region}${plan.location ? ' (' + plan.location + ')' : ''}, ${plan.instances} × ${plan.instance_type}` }),
       el('span', { class: 'explain-cost', text: fmtUsd(plan.usd_per_hour) + '/h' })));
-    if (plan.vllm_command) {
+    if (plan.launch_command) {
       const btn = el('button', { type: 'button', id: 'copy-command', class: 'secondary small', text: 'Copy' });
-      btn.addEventListener('click', async () => flash(btn, (await copyText(plan.vllm_command)) ? 'Copied ✓' : 'Copy failed'));
+      btn.addEventListener('click', async () => flash(btn, (await copyText(plan.launch_command)) ? 'Copied ✓' : 'Copy failed'));
       box.appendChild(el('div', { class: 'command' },
         el('div', { class: 'command-head' }, el('span', { text: 'Launch command (one replica)' }), btn),
-        el('pre', { class: 'mono', id: 'launch-command', text: plan.vllm_command })));
+        el('pre', { class: 'mono', id: 'launch-command', text: plan.launch_command })));
     }
     if (plan.launch_notes && plan.launch_notes.length) {
       box.appendChild(el('ul', { class: 'notes' }, plan.launch_notes.map((n) => el('li', { text: n }))));

@@ -5,14 +5,14 @@
 
 use crate::config::{Router, SimConfig};
 use crate::cost::DeploymentCost;
-use crate::engine::{EngineConfig, VLLM_BLOCK_TOKENS};
+use crate::engine::EngineConfig;
 use crate::error::SimError;
 use crate::fleet::Dynamics;
 use crate::sim::simulate;
 use crate::traffic::{Stop, SyntheticTraffic, Traffic};
 use crate::verify::simulated_tails;
 use gpuplan_catalog::{Catalog, GpuSpec, Precision};
-use gpuplan_core::{replica, Calibration, InferenceWorkload, Layout};
+use gpuplan_core::{replica, Calibration, Engine, InferenceWorkload, Layout};
 use serde::Serialize;
 
 /// Bisection steps on the rate: the capacity to 2⁻¹⁰ ≈ 0.1% of the bracket.
@@ -39,6 +39,8 @@ pub struct CapacityQuery<'a> {
     pub gpu: &'a GpuSpec,
     pub precision: Precision,
     pub layout: Layout,
+    /// The serving engine (its step time and KV page size).
+    pub engine: Engine,
     pub max_num_seqs: u64,
     /// Upper end of the search, requests/s (the replica's throughput bound).
     pub max_rps: f64,
@@ -56,8 +58,16 @@ pub fn simulated_capacity(q: &CapacityQuery<'_>) -> Result<SimulatedCapacity, Si
         value: q.gpu.name.clone(),
         expected: e.to_string(),
     };
-    let replica =
-        replica(q.catalog, q.workload, q.cal, q.gpu, q.precision, q.layout).map_err(invalid)?;
+    let replica = replica(
+        q.catalog,
+        q.workload,
+        q.cal,
+        q.gpu,
+        q.precision,
+        q.layout,
+        q.engine,
+    )
+    .map_err(invalid)?;
     let narrow = |v: u64| u32::try_from(v).unwrap_or(u32::MAX);
     let config = SimConfig {
         replicas: 1,
@@ -65,7 +75,7 @@ pub fn simulated_capacity(q: &CapacityQuery<'_>) -> Result<SimulatedCapacity, Si
             max_num_seqs: narrow(q.max_num_seqs),
             max_batched_tokens: narrow(q.workload.max_batched_tokens),
             kv_cache_tokens: replica.memory.kv_cache_tokens,
-            block_tokens: VLLM_BLOCK_TOKENS,
+            block_tokens: narrow(q.engine.profile().kv_block_tokens),
         },
         router: Router::LeastOutstanding,
         warmup_fraction: 0.1,

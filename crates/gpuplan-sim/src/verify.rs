@@ -4,7 +4,7 @@
 
 use crate::config::{Router, SimConfig, SimResult};
 use crate::cost::DeploymentCost;
-use crate::engine::{EngineConfig, VLLM_BLOCK_TOKENS};
+use crate::engine::EngineConfig;
 use crate::error::SimError;
 use crate::fleet::Dynamics;
 use crate::sim::simulate;
@@ -68,7 +68,7 @@ pub fn simulate_plan(
             max_num_seqs: narrow("max_num_seqs", plan.max_num_seqs)?,
             max_batched_tokens: narrow("max_batched_tokens", plan.max_batched_tokens)?,
             kv_cache_tokens: replica.memory.kv_cache_tokens,
-            block_tokens: VLLM_BLOCK_TOKENS,
+            block_tokens: narrow("kv_block_tokens", plan.engine.profile().kv_block_tokens)?,
         },
         router: Router::LeastOutstanding,
         warmup_fraction: 0.1,

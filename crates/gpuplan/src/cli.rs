@@ -3,10 +3,16 @@
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use gpuplan_catalog::{AnomalyKind, Variant};
 use gpuplan_core::limits::{self, Count, Span};
+use gpuplan_core::Engine;
 use std::path::PathBuf;
 
 /// Parses `--variant`.
 fn parse_variant(s: &str) -> Result<Variant, String> {
+    s.parse()
+}
+
+/// Parses `--engine`.
+fn parse_engine(s: &str) -> Result<Engine, String> {
     s.parse()
 }
 
@@ -516,6 +522,10 @@ pub struct ReplicaArgs {
     /// (inference; decides which published checkpoints can be served).
     #[arg(long, default_value = "instruct", value_parser = parse_variant)]
     pub variant: Variant,
+    /// Serving engine (inference): vllm, sglang or trtllm. It sets the step
+    /// time, the KV page size and what runs on the GPU.
+    #[arg(long, default_value = "vllm", value_parser = parse_engine)]
+    pub engine: Engine,
 }
 
 /// The training job and layout flags `fit --training` and `estimate --training` share.

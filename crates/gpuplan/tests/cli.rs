@@ -561,7 +561,7 @@ fn every_example_plans_with_the_json_contract() {
             );
             last = key;
             assert!(p["utilization"].as_f64().unwrap() <= 1.0);
-            assert!(p["vllm_command"]
+            assert!(p["launch_command"]
                 .as_str()
                 .unwrap()
                 .starts_with("vllm serve"));
@@ -1159,7 +1159,7 @@ fn launch_commands_serve_real_checkpoints() {
                 "{}: {repo} is not a known checkpoint",
                 path.display()
             );
-            let cmd = p["vllm_command"].as_str().unwrap();
+            let cmd = p["launch_command"].as_str().unwrap();
             assert!(cmd.starts_with(&format!("vllm serve {repo} ")), "{cmd}");
             assert!(
                 !cmd.contains("--quantization awq") && !cmd.contains("--quantization gptq"),

@@ -5,11 +5,12 @@
 
 use crate::calibration::Calibration;
 use crate::check::check_replica;
+use crate::engine::Engine;
 use crate::layout::Layout;
 use crate::perf::Deployment;
 use crate::plan::MAX_REPLICAS;
 use crate::plan::{
-    context_p99, evaluate_replica, max_model_len, replica_command, replica_spec, service_cv2,
+    context_p99, evaluate_replica, max_model_len, replica_launch, replica_spec, service_cv2,
     CapacityContext, ReplicaKey,
 };
 use crate::workload::InferenceWorkload;
@@ -70,6 +71,8 @@ pub fn fit_on_device(
             gpu: device.name.clone(),
             precision,
             layout: Layout { tp: 1, pp: 1 },
+            // MIG slices and fractional GPUs are served with vLLM (the fleet exports run it).
+            engine: Engine::Vllm,
         };
         let spec = replica_spec(w, device, &key);
         let checked = match check_replica(&spec, catalog, w.variant) {
@@ -117,7 +120,8 @@ pub fn fit_on_device(
             e2e_p99_ms: tails.e2e_p99_s * 1e3,
             checkpoint: choice.serving.repo.clone(),
             min_vllm_version: choice.serving.min_vllm_version.clone(),
-            vllm_command: replica_command(w, &choice, max_model_len(w, &choice, context_p99(w))),
+            vllm_command: replica_launch(w, &choice, max_model_len(w, &choice, context_p99(w)))
+                .command,
         };
         let better = best.as_ref().is_none_or(|b| {
             fit.instances < b.instances
@@ -144,6 +148,7 @@ pub fn device_deployment(
         gpu: device.name.clone(),
         precision,
         layout: Layout { tp: 1, pp: 1 },
+        engine: Engine::Vllm,
     };
     let spec = replica_spec(w, device, &key);
     let checked = check_replica(&spec, catalog, w.variant).map_err(|v| {

@@ -33,6 +33,7 @@ pub(crate) struct ReplicaKey {
     pub gpu: String,
     pub precision: Precision,
     pub layout: Layout,
+    pub engine: crate::engine::Engine,
 }
 
 /// Whether region `r` lies in geography `code` (one of [`crate::GEO_CODES`]):

@@ -116,14 +116,15 @@ impl CapacityContext<'_> {
     }
 }
 
-fn label(gpu: &GpuSpec, precision: Precision, layout: Layout) -> String {
+fn label(gpu: &GpuSpec, key: &ReplicaKey) -> String {
     format!(
-        "{} × {} (TP{} PP{}), {}",
+        "{} × {} (TP{} PP{}), {} on {}",
         gpu.name,
-        layout.gpus(),
-        layout.tp,
-        layout.pp,
-        precision
+        key.layout.gpus(),
+        key.layout.tp,
+        key.layout.pp,
+        key.precision,
+        key.engine
     )
 }
 
@@ -148,6 +149,7 @@ pub(crate) fn replica_spec<'a>(
             max_num_seqs: MAX_BATCH_CAP.min(w.max_batched_tokens),
         },
         context_len: context_p99(w),
+        engine: key.engine,
         spelling: Spelling::WORKLOAD,
     }
 }
@@ -160,7 +162,7 @@ impl ReplicaRejection {
         key: &ReplicaKey,
         violations: &[Violation],
     ) -> Self {
-        let label = label(gpu, key.precision, key.layout);
+        let label = label(gpu, key);
         let first = violations.first();
         let reason = first
             .and_then(Violation::reject_reason)
@@ -181,7 +183,7 @@ pub(crate) fn evaluate_replica(
     let (precision, layout) = (key.precision, key.layout);
     let gpu = checked.spec.gpu;
     let w = cx.workload;
-    let label = label(gpu, precision, layout);
+    let label = label(gpu, key);
     let serving = &checked.serving;
     let memory = match replica_memory(checked, &label) {
         Ok(m) => m,

@@ -3,7 +3,7 @@
 
 use super::candidates::Candidate;
 use super::capacity::{CapacityContext, ReplicaChoice};
-use super::launch::{max_model_len, vllm_command};
+use super::launch::{engine_notes, max_model_len, min_engine_version, replica_launch};
 use super::report::{Derivation, Plan};
 use crate::layout::Layout;
 use crate::tails::Tails;
@@ -151,6 +151,7 @@ fn assemble(
     let out_tokens_per_hour_mean = w.mean_requests_per_s * w.output_tokens.mean * 3600.0;
     let utilization = at_peak.lambda / cap.max_rps;
     let max_model_len = max_model_len(w, choice, cx.context_p99());
+    let launch = replica_launch(w, choice, max_model_len);
     Plan {
         rank: 0,
         provider: o.provider.clone(),
@@ -215,11 +216,13 @@ fn assemble(
             spot_capacity_loss: buy.spot.then_some(loss),
         },
         simulated: None,
-        vllm_command: vllm_command(w, choice, max_model_len),
+        engine: choice.dep.engine,
+        launch_command: launch.command,
+        launch_files: launch.files,
         checkpoint: choice.serving.repo.clone(),
         weight_kernel: choice.serving.kernel.label().to_string(),
-        min_vllm_version: choice.serving.min_vllm_version.clone(),
-        launch_notes: choice.serving.notes.clone(),
+        min_engine_version: min_engine_version(choice),
+        launch_notes: engine_notes(choice),
     }
 }
 

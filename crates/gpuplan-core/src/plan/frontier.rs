@@ -29,6 +29,7 @@ struct PlanKey {
     instance_type: String,
     layout: Layout,
     precision: Precision,
+    engine: crate::engine::Engine,
     spot: bool,
     max_num_seqs: u64,
     /// Cost in hundredths of a cent per hour: equal prices compare equal.
@@ -42,6 +43,7 @@ impl PlanKey {
             instance_type: p.instance_type.clone(),
             layout: Layout { tp: p.tp, pp: p.pp },
             precision: p.precision,
+            engine: p.engine,
             spot: p.spot,
             max_num_seqs: p.max_num_seqs,
             usd_per_hour_e4: (p.usd_per_hour * 1e4).round() as i64,

@@ -41,7 +41,7 @@ pub(crate) use capacity::{evaluate_replica, CapacityContext};
 use capacity::{ReplicaOutcome, ReplicaRejection};
 use cost::{price_plan, Purchase};
 use gpuplan_catalog::{Catalog, GpuSpec};
-pub(crate) use launch::{max_model_len, vllm_command as replica_command};
+pub(crate) use launch::{max_model_len, replica_launch};
 use rayon::prelude::*;
 pub(crate) use rejections::Rejections;
 use std::collections::{HashMap, HashSet};
@@ -104,7 +104,8 @@ pub struct ReplicaCapacity {
 /// GPUs of `gpu` at `precision`: the quantity `plan` sizes replicas with,
 /// through the same validation layer and tail model. `prebuilt_engine`: the
 /// engine is built offline (TensorRT-LLM), so loading never holds 16-bit
-/// weights. The error says why the configuration cannot serve the workload.
+/// weights. `engine` serves it. The error says why the configuration cannot
+/// serve the workload.
 pub fn replica_capacity(
     catalog: &Catalog,
     w: &InferenceWorkload,
@@ -113,6 +114,7 @@ pub fn replica_capacity(
     layout: crate::layout::Layout,
     cal: &Calibration,
     prebuilt_engine: bool,
+    engine: crate::engine::Engine,
 ) -> Result<ReplicaCapacity, String> {
     let cx = CapacityContext {
         workload: w,
@@ -125,6 +127,7 @@ pub fn replica_capacity(
         gpu: gpu.name.clone(),
         precision,
         layout,
+        engine,
     };
     let spec = capacity::replica_spec(w, gpu, &key);
     let checked = check_replica(&spec, catalog, w.variant).map_err(|violations| {
@@ -165,13 +168,16 @@ fn evaluate_replicas(
     for cand in passing {
         for &precision in &w.precisions {
             for (layout, _) in cand.layouts(w.constraints.max_gpus_per_replica) {
-                let key = ReplicaKey {
-                    gpu: cand.gpu.name.clone(),
-                    precision,
-                    layout,
-                };
-                if seen.insert(key.clone()) {
-                    keys.push((key, cand.gpu));
+                for &engine in &w.engines {
+                    let key = ReplicaKey {
+                        gpu: cand.gpu.name.clone(),
+                        precision,
+                        layout,
+                        engine,
+                    };
+                    if seen.insert(key.clone()) {
+                        keys.push((key, cand.gpu));
+                    }
                 }
             }
         }
@@ -239,11 +245,16 @@ fn price_candidates(
     let mut plans = Vec::new();
     for cand in passing {
         for &precision in &w.precisions {
-            for (layout, nodes) in cand.layouts(w.constraints.max_gpus_per_replica) {
+            for ((layout, nodes), &engine) in cand
+                .layouts(w.constraints.max_gpus_per_replica)
+                .into_iter()
+                .flat_map(|l| w.engines.iter().map(move |e| (l, e)))
+            {
                 let key = ReplicaKey {
                     gpu: cand.gpu.name.clone(),
                     precision,
                     layout,
+                    engine,
                 };
                 let (outcome, caps_tried) = &outcomes[&key];
                 evaluated += (*caps_tried).max(1);

@@ -30,6 +30,9 @@ pub enum RejectReason {
     GpuNotAllowed,
     /// The GPU or serving engine cannot run this precision (e.g. FP4 before Blackwell).
     PrecisionUnsupported,
+    /// The serving engine does not run on this GPU (TensorRT-LLM on AMD) or
+    /// not with this kernel or KV-cache precision.
+    EngineUnsupported,
     /// The layout does not divide the model (TP vs heads, PP vs layers).
     LayoutInvalid,
     /// Weights, workspace and one p99 sequence do not fit.
@@ -70,6 +73,9 @@ impl RejectReason {
             RejectReason::OutsideResidency => "region outside the data-residency constraint",
             RejectReason::GpuNotAllowed => "GPU not allowed by constraints.gpus / exclude_gpus",
             RejectReason::PrecisionUnsupported => "GPU or serving engine cannot run this precision",
+            RejectReason::EngineUnsupported => {
+                "serving engine does not run on this GPU with this precision"
+            }
             RejectReason::LayoutInvalid => {
                 "TP/PP layout does not divide the model (TP vs heads, PP vs layers)"
             }
@@ -207,6 +213,7 @@ pub(crate) fn hint(w: &InferenceWorkload, rejected: &Rejections) -> String {
         Some(RejectReason::GpuNotAllowed) => "allow more GPUs in constraints.gpus".into(),
         Some(RejectReason::UntrustedPrice) => "set pricing.trust = \"flag\" to use flagged prices (shown with a marker), or allow more providers".into(),
         Some(RejectReason::PrecisionUnsupported) => "allow other precisions in model.precisions: the allowed GPUs or engine cannot run these".into(),
+        Some(RejectReason::EngineUnsupported) => "allow another engine (engines = [\"vllm\", \"sglang\", \"trtllm\"]) or other GPUs: the engine does not run on the allowed ones".into(),
         _ => "relax the constraints: no offering passed them".into(),
     }
 }

@@ -2,6 +2,7 @@
 //! frontier and the rejections.
 
 use super::rejections::{RejectReason, Rejection};
+use crate::engine::{Engine, LaunchFile};
 use crate::memory::MemoryBreakdown;
 use crate::perf::Bound;
 use gpuplan_catalog::{AnomalyKind, Precision};
@@ -175,14 +176,19 @@ pub struct Plan {
     pub derivation: Derivation,
     /// Simulated p99s at peak when the plan was verified (`--verify`), else null.
     pub simulated: Option<SimulatedTails>,
-    /// A `vllm serve` command that realises the plan.
-    pub vllm_command: String,
+    /// The serving engine the plan runs on (and was predicted for).
+    pub engine: Engine,
+    /// The command that starts one replica on that engine (`vllm serve`,
+    /// `python -m sglang.launch_server`, `trtllm-serve`).
+    pub launch_command: String,
+    /// Files the launch command reads (TensorRT-LLM's FP8 KV-cache options).
+    pub launch_files: Vec<LaunchFile>,
     /// The Hugging Face checkpoint it serves (pre-quantised where one exists).
     pub checkpoint: String,
-    /// The weight kernel vLLM picks for that checkpoint on this GPU (the one predicted).
+    /// The weight kernel the engine runs that checkpoint with on this GPU (the one predicted).
     pub weight_kernel: String,
-    /// A vLLM release known to carry that kernel.
-    pub min_vllm_version: String,
+    /// An engine release known to carry that kernel and the launch flags.
+    pub min_engine_version: String,
     /// What the operator must know to run it (arm64 hosts, weight-only fallbacks ...).
     pub launch_notes: Vec<String>,
 }

@@ -20,6 +20,7 @@ pub fn replica_request(args: &ReplicaArgs) -> ReplicaRequest {
         precision: args.precision.clone(),
         kv_precision: args.kv_precision.clone(),
         variant: args.variant,
+        engine: args.engine,
     }
 }
 
@@ -82,6 +83,7 @@ pub fn replica_layout(count: Option<u32>, tp: Option<u32>, pp: u32) -> CliResult
         precision: String::new(),
         kv_precision: None,
         variant: Variant::default(),
+        engine: gpuplan_core::Engine::Vllm,
     };
     Ok(request.inference_layout(&FieldNames::FLAGS)?)
 }

@@ -17,7 +17,6 @@ use gpuplan_core::{
 use gpuplan_sim::{
     simulate_with_progress, ArrivalProcess, DeploymentCost, EngineConfig, Histograms, Percentiles,
     Progress, RateCurve, Router, SimConfig, SimResult, Stop, TimePoint, Trace, Traffic,
-    VLLM_BLOCK_TOKENS,
 };
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
@@ -138,6 +137,7 @@ fn run_deployment(
         precision: cmd.precision.clone(),
         kv_precision: cmd.kv_precision.clone(),
         variant: w.variant,
+        engine: w.engines[0],
     };
     let (gpu, precision, kv_precision) = resolve_replica(catalog, &args)?;
     let layout = replica_layout(args.count, args.tp, args.pp)?;
@@ -155,6 +155,7 @@ fn run_deployment(
             max_num_seqs: cmd.max_num_seqs,
         },
         context_len,
+        engine: w.engines[0],
         spelling: Spelling {
             context: "the workload's p99 input + p99 output tokens",
             ..flag_spelling(&args)
@@ -179,7 +180,7 @@ fn run_deployment(
         max_num_seqs: narrow("--max-num-seqs", cmd.max_num_seqs)?,
         max_batched_tokens: narrow("--max-batched-tokens", cmd.max_batched_tokens)?,
         kv_cache_tokens: memory.kv_cache_tokens,
-        block_tokens: VLLM_BLOCK_TOKENS,
+        block_tokens: narrow("kv_block_tokens", w.engines[0].profile().kv_block_tokens)?,
     };
     // Without a plan, the autoscaler aims at 80 % of the batch cap per replica.
     let target = 0.8 * cmd.max_num_seqs as f64;

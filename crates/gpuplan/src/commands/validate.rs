@@ -12,7 +12,8 @@ use gpuplan_core::mlperf_inference::{
 };
 use gpuplan_core::nonllm::{bundled_factors, fit_nonllm_factors};
 use gpuplan_core::{
-    fit_calibration, fit_training_calibration, validate_all, validate_with, ErrorSummary,
+    fit_calibration, fit_engine_factors, fit_training_calibration, validate_all, validate_with,
+    ErrorSummary,
 };
 
 pub fn run(catalog: &Catalog, cmd: ValidateCmd) -> CliResult {
@@ -56,6 +57,8 @@ pub fn run(catalog: &Catalog, cmd: ValidateCmd) -> CliResult {
         cal = fit_calibration(catalog, &rows, &cal);
         // CDNA3 (ROCm vLLM): on its MLPerf Offline rows, where the set has them.
         cal = fit_family_factors(catalog, &rows, &cal, &bundled_input_lengths());
+        // Engine step times (vLLM on NVIDIA), on their own rows.
+        cal = fit_engine_factors(catalog, &rows, &cal, &bundled_input_lengths());
         let after = validate_with(catalog, &rows, &cal, &training);
         if let Some(path) = &cmd.write_calibration {
             std::fs::write(path, cal.to_csv())

@@ -86,6 +86,7 @@ fn simulate_row(
         gpu: &setup.gpu,
         precision: setup.precision,
         layout: setup.layout,
+        engine: setup.engine,
         max_num_seqs: setup.capacity.batch_cap,
         max_rps: setup.capacity.max_rps,
         requests,

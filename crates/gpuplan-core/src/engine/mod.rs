@@ -15,6 +15,12 @@ use gpuplan_catalog::{
 };
 use serde::Serialize;
 
+mod kind;
+mod launch;
+
+pub use kind::{Engine, EngineProfile, PrefillPolicy};
+pub use launch::{launch_command, vllm_command, Launch, LaunchFile, LaunchSettings};
+
 /// Where a GPU's kernels come from, as vLLM tells platforms apart.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -482,51 +488,6 @@ fn dedup(mut v: Vec<String>) -> Vec<String> {
     v
 }
 
-/// The settings a plan's prediction assumed, as `vllm serve` takes them.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct LaunchSettings {
-    /// `--tensor-parallel-size`.
-    pub tp: u32,
-    /// `--pipeline-parallel-size`.
-    pub pp: u32,
-    /// `--max-num-seqs` (the batch cap).
-    pub max_num_seqs: u64,
-    /// `--max-num-batched-tokens`.
-    pub max_batched_tokens: u64,
-    /// `--gpu-memory-utilization`.
-    pub gpu_memory_utilization: f64,
-    /// `--max-model-len`.
-    pub max_model_len: u64,
-    /// KV-cache precision (`--kv-cache-dtype fp8` when FP8).
-    pub kv_precision: Precision,
-}
-
-/// The `vllm serve` command line for a serving choice and settings. It never
-/// passes `--quantization awq`/`gptq` (vLLM reads the checkpoint's
-/// quantization config and picks the Marlin kernel itself).
-pub fn vllm_command(choice: &ServingChoice, s: &LaunchSettings) -> String {
-    let mut cmd = format!(
-        "vllm serve {} --tensor-parallel-size {} --pipeline-parallel-size {} --max-num-seqs {} --max-num-batched-tokens {} --gpu-memory-utilization {:.2} --max-model-len {}",
-        choice.repo,
-        s.tp,
-        s.pp,
-        s.max_num_seqs,
-        s.max_batched_tokens,
-        s.gpu_memory_utilization,
-        s.max_model_len
-    );
-    if choice.dtype != "auto" {
-        cmd.push_str(&format!(" --dtype {}", choice.dtype));
-    }
-    if let Some(q) = &choice.quantization {
-        cmd.push_str(&format!(" --quantization {q}"));
-    }
-    if s.kv_precision == Precision::Fp8 {
-        cmd.push_str(" --kv-cache-dtype fp8");
-    }
-    cmd
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -665,6 +626,10 @@ mod tests {
             gpu_memory_utilization: 0.9,
             max_model_len: 8192,
             kv_precision: kv,
+            gpu_memory_gib: 80.0,
+            weights_gib: 40.0,
+            kv_cache_gib: 26.0,
+            other_gib: 6.0,
         }
     }
 
