@@ -384,11 +384,7 @@ pub fn check_replica<'a>(
         },
     };
     if let Some(choice) = &serving {
-        let supported = spec
-            .engine
-            .supports(spec.gpu, choice.kernel)
-            .and_then(|()| spec.engine.supports_kv(spec.gpu, spec.kv_precision));
-        if let Err(why) = supported {
+        if let Err(why) = spec.engine.supports(spec.gpu, choice.kernel) {
             violations.push(Violation::EngineUnsupported {
                 field: names.engine,
                 engine: spec.engine,

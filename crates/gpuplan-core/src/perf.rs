@@ -337,16 +337,13 @@ impl Deployment {
         gpu: &GpuSpec,
         cal: &Calibration,
     ) -> Result<Deployment> {
-        engine
-            .supports(gpu, self.kernel)
-            .and_then(|()| engine.supports_kv(gpu, self.kv_precision))
-            .map_err(|why| {
-                CoreError::invalid(
-                    "engine",
-                    engine.as_str(),
-                    format!("an engine that runs this deployment: {why}"),
-                )
-            })?;
+        engine.supports(gpu, self.kernel).map_err(|why| {
+            CoreError::invalid(
+                "engine",
+                engine.as_str(),
+                format!("an engine that runs this deployment: {why}"),
+            )
+        })?;
         self.engine = engine;
         self.step_time_factor = engine.step_time_factor(gpu, cal);
         Ok(self)

@@ -41,6 +41,14 @@ pub struct ValidationRow {
     /// Family and scenario of a non-LLM row (`diffusion offline`, `encoder server`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub family: Option<String>,
+    /// The serving engine of an inference row (`engine` column; ROCm vLLM
+    /// counts as vLLM).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub engine: Option<String>,
+    /// The GPU's architecture family (`Hopper`, `CDNA3` ...), when the
+    /// catalog knows the GPU.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub architecture: Option<String>,
 }
 
 /// Error statistics of a group of rows.
@@ -70,6 +78,12 @@ pub struct ValidationSummary {
     /// Non-LLM rows by family and scenario (`speech offline`, `diffusion server`).
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub by_family: BTreeMap<String, ErrorSummary>,
+    /// Inference rows by serving engine.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub by_engine: BTreeMap<String, ErrorSummary>,
+    /// Inference rows by GPU architecture family.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub by_architecture: BTreeMap<String, ErrorSummary>,
 }
 
 /// The whole report: rows sorted worst first (skipped last) and summaries.
@@ -201,6 +215,16 @@ pub fn validate_all(
                             && crate::mlperf_inference::is_mlperf_llm_row(row))
                         .then(|| format!("llm {}", row.scenario))
                     }),
+                engine: (row.kind == BenchmarkKind::Inference && !row.engine.is_empty()).then(
+                    || match row.engine.as_str() {
+                        "rocm-vllm" => "vllm".to_string(),
+                        other => other.to_string(),
+                    },
+                ),
+                architecture: catalog
+                    .gpu(&row.gpu)
+                    .ok()
+                    .map(|g| crate::calibration::family(g).to_string()),
             }
         })
         .collect();
@@ -241,14 +265,33 @@ pub fn validate_all(
             summarize(out.iter().filter(|r| r.family.as_deref() == Some(f))),
         );
     }
+    let by_engine = group_inference(&out, |r| r.engine.as_deref());
+    let by_architecture = group_inference(&out, |r| r.architecture.as_deref());
     ValidationReport {
         rows: out,
         summary: ValidationSummary {
             by_kind,
             by_gpu,
             by_family,
+            by_engine,
+            by_architecture,
         },
     }
+}
+
+/// Summaries of the inference rows grouped by `key` (rows without one left out).
+fn group_inference(
+    rows: &[ValidationRow],
+    key: impl Fn(&ValidationRow) -> Option<&str>,
+) -> BTreeMap<String, ErrorSummary> {
+    let inference = || rows.iter().filter(|r| r.kind == BenchmarkKind::Inference);
+    let keys: std::collections::BTreeSet<&str> = inference().filter_map(&key).collect();
+    keys.into_iter()
+        .map(|k| {
+            let group = summarize(inference().filter(|r| key(r) == Some(k)));
+            (k.to_string(), group)
+        })
+        .collect()
 }
 
 fn setup(row: &BenchmarkRow) -> String {

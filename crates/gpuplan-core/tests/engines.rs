@@ -266,15 +266,54 @@ fn every_engine_gets_a_documented_command_with_the_plan_numbers() {
 }
 
 #[test]
+fn tensorrt_llm_takes_an_fp8_kv_cache_from_its_options_file_and_refuses_foreign_checkpoints() {
+    let c = catalog();
+    let text = r#"
+kind = "inference"
+engine = "trtllm"
+[model]
+id = "llama-3.1-8b"
+precisions = ["bf16", "fp8", "int4"]
+kv_precision = "fp8"
+[traffic]
+requests_per_s = 4
+input_tokens = { mean = 1000, p99 = 3000 }
+output_tokens = { mean = 200, p99 = 600 }
+[slo]
+ttft_ms_p99 = 2000
+tpot_ms_p99 = 60
+[constraints]
+gpus = ["H100"]
+"#;
+    let raw: RawWorkload = toml::from_str(text).unwrap();
+    let w = raw.validate(&c, None).unwrap();
+    let report = plan(&c, &w, &Calibration::bundled(), PlanOptions { top: 20 });
+    assert!(!report.plans.is_empty());
+    for p in &report.plans {
+        // Only the 16-bit checkpoint loads: the catalog's FP8 and INT4 ones
+        // are compressed-tensors / AutoAWQ / AutoGPTQ.
+        assert_eq!(p.precision, Precision::Bf16, "{}", p.launch_command);
+        assert_eq!(p.kv_precision, Precision::Fp8);
+        assert_eq!(p.launch_files.len(), 1);
+        check_plan(p);
+    }
+    let rejected = serde_json::to_value(&report.rejected).unwrap();
+    let example = rejected["engine_unsupported"]["example"].as_str().unwrap();
+    assert!(example.contains("ModelOpt"), "{example}");
+}
+
+#[test]
 fn the_engine_changes_the_prediction_by_its_fitted_step_time() {
     let c = catalog();
     let one = |engine: &str| {
-        let w = workload(
+        let mut w = workload(
             &c,
             &format!(r#"engine = "{engine}""#),
             r#"gpus = ["H100"]
 providers = ["aws"]"#,
         );
+        // The same checkpoint on both (TensorRT-LLM loads the 16-bit one).
+        w.precisions = vec![Precision::Bf16];
         plan(&c, &w, &Calibration::bundled(), PlanOptions { top: 1 })
             .plans
             .remove(0)
@@ -355,5 +394,41 @@ fn workloads_name_engines_as_a_word_a_table_or_a_list() {
     ] {
         let err = parse(bad).unwrap_err();
         assert!(err.contains(says), "{bad}: {err}");
+    }
+}
+
+#[test]
+fn the_bundled_vllm_step_time_is_the_fit_on_its_rows() {
+    use gpuplan_catalog::{parse_benchmarks, BUNDLED_BENCHMARKS_DEV_2};
+    use gpuplan_core::mlperf_inference::bundled_input_lengths;
+    use gpuplan_core::{engine_loss, engine_rows, fit_engine_factors, MIN_ENGINE_ROWS};
+    let c = catalog();
+    let rows = parse_benchmarks("benchmarks_dev_2.csv", BUNDLED_BENCHMARKS_DEV_2).unwrap();
+    let cal = Calibration::bundled();
+    let lengths = bundled_input_lengths();
+    let mine = engine_rows(&c, &rows, "vllm", &cal, &lengths);
+    assert!(mine.len() >= MIN_ENGINE_ROWS, "{} vLLM rows", mine.len());
+    assert!(mine
+        .iter()
+        .all(|r| r.engine == "vllm" && !r.gpu.starts_with("MI")));
+    let fitted = fit_engine_factors(&c, &rows, &cal, &lengths);
+    assert_eq!(
+        fitted.get("engine_step_time.vllm"),
+        cal.get("engine_step_time.vllm"),
+        "refit: gpuplan validate --set mlperf --kind inference --fit"
+    );
+    // The fit beats TensorRT-LLM's speed on vLLM's own rows.
+    let mut as_trtllm = cal.clone();
+    for f in &mut as_trtllm.factors {
+        if f.name == "engine_step_time.vllm" {
+            f.value = 1.0;
+        }
+    }
+    assert!(engine_loss(&c, &mine, &cal, &lengths) < engine_loss(&c, &mine, &as_trtllm, &lengths));
+    // Every other factor is untouched.
+    for (a, b) in fitted.factors.iter().zip(&cal.factors) {
+        if a.name != "engine_step_time.vllm" {
+            assert_eq!(a.value, b.value, "{}", a.name);
+        }
     }
 }

@@ -221,10 +221,16 @@ fn kubernetes_objects_parse_back_into_the_plan() {
 #[test]
 fn a_replica_across_nodes_is_a_leader_worker_set() {
     let (w, mut plans) = planned("rag-long-context");
-    // Rank 1 is TP2 on one instance; pretend each instance holds one GPU, so a
-    // replica spans two nodes.
+    // The best two-GPU plan on one instance, made rank 1; pretend each
+    // instance holds one GPU, so a replica spans two nodes.
+    let i = plans
+        .iter()
+        .position(|p| p.tp * p.pp == 2)
+        .expect("a two-GPU plan among the ranked ones");
+    let its_rank = plans[i].rank;
+    plans.swap(0, i);
+    (plans[0].rank, plans[i].rank) = (1, its_rank);
     let p = plans[0].clone();
-    assert_eq!(p.tp * p.pp, 2);
     plans[0].gpus_per_instance = 1;
     let files = export_plan(&w, &plans, 1, ExportKind::K8s);
     let docs = documents(&files[0].contents);

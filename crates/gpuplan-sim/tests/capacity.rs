@@ -18,6 +18,7 @@ fn an_mlperf_server_row_simulates_near_its_analytical_capacity_and_within_the_bo
         .unwrap();
     let setup = server_setup(&catalog, row, &cal, &bundled_input_lengths()).unwrap();
     let query = CapacityQuery {
+        engine: gpuplan_core::Engine::Vllm,
         catalog: &catalog,
         workload: &setup.workload,
         cal: &cal,

@@ -341,6 +341,10 @@ pub struct ValidateCmd {
     /// Only rows of this kind.
     #[arg(long, value_enum)]
     pub kind: Option<KindArg>,
+    /// Only inference rows served by this engine (vllm includes ROCm vLLM):
+    /// accuracy per engine.
+    #[arg(long, value_parser = parse_engine)]
+    pub engine: Option<Engine>,
     /// Calibration table (default: the bundled data/calibration.csv).
     #[arg(long, value_name = "FILE")]
     pub calibration: Option<PathBuf>,

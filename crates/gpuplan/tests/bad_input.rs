@@ -189,11 +189,19 @@ fn overflow_and_saturation_are_rejected_at_the_boundary() {
 /// Class 3: inputs that were silently ignored or half-read.
 #[test]
 fn inputs_are_never_silently_ignored() {
+    // The appended row's line: the header, the bundled rows, then it.
+    let repeated_line: &'static str = Box::leak(
+        format!(
+            "line {}",
+            gpuplan_core::BUNDLED_CALIBRATION.lines().count() + 1
+        )
+        .into_boxed_str(),
+    );
     check(vec![
         case("empty calibration file (fell back to in-code defaults)", ESTIMATE, input("cal.csv", ""), 2, &["cal.csv", "missing: compute_efficiency"]),
         case("calibration with only a header", ESTIMATE, input("cal.csv", "name,value,min,max,meaning\n"), 2, &["cal.csv", "missing"]),
         case("calibration naming an unknown factor", ESTIMATE, input("cal.csv", calibration(|t| format!("{t}compute_efficency.Hopper.8,0.5,0.05,1,typo\n"))), 2, &["cal.csv", "compute_efficency.Hopper.8", "one of the factors"]),
-        case("calibration repeating a row", ESTIMATE, input("cal.csv", calibration(|t| format!("{t}iteration_overhead_ms,2,0,3,again\n"))), 2, &["cal.csv", "line 21", "iteration_overhead_ms", "first set on line 15"]),
+        case("calibration repeating a row", ESTIMATE, input("cal.csv", calibration(|t| format!("{t}iteration_overhead_ms,2,0,3,again\n"))), 2, &["cal.csv", repeated_line, "iteration_overhead_ms", "first set on line 15"]),
         case("calibration efficiency of 5000%", ESTIMATE, input("cal.csv", calibration(|t| t.replace("compute_efficiency.Hopper.8,0.5835,0.05,1", "compute_efficiency.Hopper.8,50,0,100"))), 2, &["cal.csv", "compute_efficiency.Hopper.8.value", "50", "from 0.05 to 1"]),
         case("--skypilot-provider without --skypilot-vms", &["catalog", "gpus", "--skypilot-provider", "aws"], None, 2, &["--skypilot-vms"]),
         case("--skypilot-provider ''", &["catalog", "offerings", "--skypilot-vms", "{input}", "--skypilot-provider", ""], input("vms.csv", format!("{VMS_HEADER}p5,H100,8,1,1,98,,us-east-1,\n")), 2, &["--skypilot-provider"]),

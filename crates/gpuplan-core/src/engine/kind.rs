@@ -10,9 +10,9 @@
 //! behaviour: KV page size, scheduler defaults, the chunked-prefill policy,
 //! the memory setting's meaning and the hardware each engine runs on.
 
-use super::{platform, Platform, WeightKernel};
+use super::{platform, Platform, ServingChoice, WeightKernel};
 use crate::calibration::Calibration;
-use gpuplan_catalog::{GpuSpec, Precision};
+use gpuplan_catalog::{CheckpointFormat, GpuSpec};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
@@ -229,15 +229,28 @@ impl Engine {
         }
     }
 
-    /// Whether the engine runs a KV-cache precision (all three store FP8
-    /// KV caches on GPUs with FP8 support; 16-bit everywhere).
-    pub fn supports_kv(self, gpu: &GpuSpec, kv: Precision) -> Result<(), String> {
-        match (self, kv, platform(gpu)) {
-            (Engine::Trtllm, Precision::Fp8, Platform::Cuda { sm }) if sm < 89 => Err(format!(
-                "TensorRT-LLM stores an FP8 KV cache only on GPUs with FP8 tensor cores (Ada or newer), not on {}",
-                gpu.name
+    /// Whether the engine loads the serving choice's checkpoint as the
+    /// prediction assumes. TensorRT-LLM's PyTorch backend (late 2025) reads
+    /// ModelOpt checkpoints (`hf_quant_config.json`: NVFP4, FP8) and gpt-oss
+    /// MXFP4, but not the compressed-tensors, AutoAWQ, AutoGPTQ or INT8
+    /// W8A8 checkpoints the catalog lists for FP8/INT4/INT8 (it would serve
+    /// them unquantised), and it never quantises online.
+    pub fn loads(self, choice: &ServingChoice) -> Result<(), String> {
+        if self != Engine::Trtllm {
+            return Ok(());
+        }
+        if choice.quantization.is_some() {
+            return Err(format!(
+                "TensorRT-LLM does not quantise online: quantise `{}` with NVIDIA ModelOpt first",
+                choice.repo
+            ));
+        }
+        match choice.format {
+            CheckpointFormat::Bf16 | CheckpointFormat::Nvfp4 | CheckpointFormat::Mxfp4 => Ok(()),
+            other => Err(format!(
+                "TensorRT-LLM's PyTorch backend loads ModelOpt-quantised checkpoints, not `{}` ({other}), which it would serve unquantised; quantise with NVIDIA ModelOpt or choose bf16",
+                choice.repo
             )),
-            _ => Ok(()),
         }
     }
 }

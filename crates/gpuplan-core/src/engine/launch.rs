@@ -152,8 +152,7 @@ pub const TRTLLM_EXTRA_OPTIONS: &str = "trtllm-extra-llm-api-options.yaml";
 
 /// The `trtllm-serve` command line (PyTorch backend) and its extra LLM API
 /// options file: the FP8 KV cache (`kv_cache_config.dtype`) has no flag of
-/// its own, and online FP8 quantisation has no PyTorch-backend equivalent
-/// (the caller's serving choice notes it).
+/// its own. Which checkpoints it loads is [`Engine::loads`]'s rule.
 pub fn trtllm_command(choice: &ServingChoice, s: &LaunchSettings) -> Launch {
     let mut command = format!(
         "trtllm-serve {} --backend pytorch --tp_size {} --pp_size {} --max_batch_size {} --max_num_tokens {} --max_seq_len {} --kv_cache_free_gpu_memory_fraction {:.2} --host 0.0.0.0 --port {}",

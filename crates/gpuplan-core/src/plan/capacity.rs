@@ -185,6 +185,18 @@ pub(crate) fn evaluate_replica(
     let w = cx.workload;
     let label = label(gpu, key);
     let serving = &checked.serving;
+    // A benchmark's engine is built from its own quantised weights; a plan's
+    // engine must load the catalog's checkpoint as it is.
+    if !cx.prebuilt_engine {
+        if let Err(why) = key.engine.loads(serving) {
+            let r = ReplicaRejection::new(
+                RejectReason::EngineUnsupported,
+                format!("{label}: {why}"),
+                None,
+            );
+            return (Err(r), 0);
+        }
+    }
     let memory = match replica_memory(checked, &label) {
         Ok(m) => m,
         Err(r) => return (Err(r), 0),

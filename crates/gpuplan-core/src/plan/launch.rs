@@ -95,11 +95,5 @@ pub(crate) fn engine_notes(choice: &ReplicaChoice) -> Vec<String> {
             engine.label()
         ));
     }
-    if engine == Engine::Trtllm && choice.serving.quantization.is_some() {
-        notes.push(format!(
-            "TensorRT-LLM does not quantise online: quantise `{}` to FP8 with NVIDIA ModelOpt first and serve that checkpoint",
-            choice.serving.repo
-        ));
-    }
     notes
 }

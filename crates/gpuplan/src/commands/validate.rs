@@ -37,6 +37,13 @@ pub fn run(catalog: &Catalog, cmd: ValidateCmd) -> CliResult {
         };
         rows.retain(|r| r.kind == k);
     }
+    if let Some(engine) = cmd.engine {
+        let column = |r: &gpuplan_catalog::BenchmarkRow| match r.engine.as_str() {
+            "rocm-vllm" => "vllm".to_string(),
+            other => other.to_string(),
+        };
+        rows.retain(|r| r.kind == BenchmarkKind::Inference && column(r) == engine.as_str());
+    }
     let mut cal = load::calibration(cmd.calibration.as_deref())?;
     // The LLM efficiencies as given (before any refit): the MLPerf input
     // means are fitted against them, as the bundled file is.
@@ -176,6 +183,12 @@ pub fn run(catalog: &Catalog, cmd: ValidateCmd) -> CliResult {
     println!("{}", summary_table(report.summary.by_kind.iter()));
     println!("Summary by GPU:");
     println!("{}", summary_table(report.summary.by_gpu.iter()));
+    if !report.summary.by_engine.is_empty() {
+        println!("Inference rows by engine:");
+        println!("{}", summary_table(report.summary.by_engine.iter()));
+        println!("Inference rows by GPU family:");
+        println!("{}", summary_table(report.summary.by_architecture.iter()));
+    }
     if !report.summary.by_family.is_empty() {
         println!("Summary of non-LLM rows by family and scenario:");
         println!("{}", summary_table(report.summary.by_family.iter()));
@@ -269,6 +282,11 @@ fn print_markdown(report: &gpuplan_core::ValidationReport, name: &str) {
         );
     }
     println!();
+    print_group_markdown("inference rows by engine", &report.summary.by_engine);
+    print_group_markdown(
+        "inference rows by GPU family",
+        &report.summary.by_architecture,
+    );
     println!("| worst rows | setup | metric | measured | predicted | error |");
     println!("|---|---|---|---:|---:|---:|");
     for r in report.rows.iter().filter(|r| r.error_pct.is_some()).take(8) {
@@ -284,6 +302,30 @@ fn print_markdown(report: &gpuplan_core::ValidationReport, name: &str) {
             r.error_pct.unwrap_or(0.0)
         );
     }
+}
+
+/// One `--markdown` table of a grouping: rows predicted and skipped, median,
+/// p90 and worst error.
+fn print_group_markdown(
+    title: &str,
+    groups: &std::collections::BTreeMap<String, gpuplan_core::ErrorSummary>,
+) {
+    if groups.is_empty() {
+        return;
+    }
+    println!("| {title} | rows predicted | skipped | median abs error | p90 abs error | worst |");
+    println!("|---|---:|---:|---:|---:|---:|");
+    for (k, s) in groups {
+        println!(
+            "| {k} | {} | {} | {}% | {}% | {}% |",
+            s.n_predicted,
+            s.n_skipped,
+            opt(s.median_abs_pct_error, 1),
+            opt(s.p90_abs_pct_error, 1),
+            opt(s.max_abs_pct_error, 1)
+        );
+    }
+    println!();
 }
 
 fn format_value(v: f64) -> String {
