@@ -194,14 +194,14 @@ test('web page against gpuplan serve', { skip: !BASE && 'GPUPLAN_URL is not set'
     // Explain: the first plan's derivation and launch command.
     await page.waitForSelector('#explain pre.explain-text', { timeout: TIMEOUT });
     assert.match(await page.locator('#explain pre.explain-text').textContent(), /^Plan 1:/);
-    assert.equal((await page.locator('#launch-command').textContent()).trim(), plans[0].vllm_command);
+    assert.equal((await page.locator('#launch-command').textContent()).trim(), plans[0].launch_command);
     assert.equal(await page.locator('#copy-command').count(), 1, 'a copy button');
     await shot(page, 'page.png');
     await shot(page, 'page-viewport.png', false);
     await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: new URL(BASE).origin });
     await page.click('#copy-command');
     await page.waitForFunction(() => /Copied/.test(document.querySelector('#copy-command').textContent), null, { timeout: 5000 });
-    assert.equal(await page.evaluate(() => navigator.clipboard.readText()), plans[0].vllm_command, 'the copy button copies the command');
+    assert.equal(await page.evaluate(() => navigator.clipboard.readText()), plans[0].launch_command, 'the copy button copies the command');
 
   });
 

@@ -280,7 +280,7 @@
   function planLines(p) {
     const lines = [
       (p.rank ? `#${p.rank} ` : 'Frontier (not in the top list): ') + planLabel(p),
-      `${p.replicas} replica(s) of ${p.gpus_per_replica} × ${p.gpu} (TP${p.tp} PP${p.pp}), ${p.precision}${p.spot ? ', spot' : ''}`,
+      `${p.replicas} replica(s) of ${p.gpus_per_replica} × ${p.gpu} (TP${p.tp} PP${p.pp}), ${p.precision}${p.engine ? ' on ' + p.engine : ''}${p.spot ? ', spot' : ''}`,
       `${fmtUsd(p.usd_per_hour)}/hour · e2e p99 ${fmtMs(p.e2e_ms_p99)}`,
       `TTFT p99 ${fmtMs(p.ttft_ms_p99)} · TPOT p99 ${fmtMs(p.tpot_ms_p99)} · util ${fmtPct(p.utilization)}`,
     ];
@@ -572,7 +572,8 @@
       el('td', { class: 'col-gpu', title: `${p.gpus_per_replica} × ${p.gpu} per replica, ${p.gpus_per_instance || '?'} per instance` }, `${p.gpu} ×${p.gpus_per_replica}`),
       el('td', { class: 'col-tppp', text: `TP${p.tp}/PP${p.pp}` }),
       el('td', { class: 'col-precision' }, p.precision, p.spot ? el('span', { class: 'tag spot', text: 'spot' }) : null,
-        p.kv_precision && p.kv_precision !== p.precision ? el('span', { class: 'sub', text: `KV ${p.kv_precision}` }) : null),
+        p.kv_precision && p.kv_precision !== p.precision ? el('span', { class: 'sub', text: `KV ${p.kv_precision}` }) : null,
+        p.engine ? el('span', { class: 'sub', text: p.engine }) : null),
       el('td', { class: 'num', text: `${p.replicas} / ${p.instances}` }),
       el('td', { class: 'num strong', text: fmtUsd(p.usd_per_hour) }),
       el('td', { class: 'num', text: fmtMs(p.ttft_ms_p99) }),
