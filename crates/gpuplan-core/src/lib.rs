@@ -83,8 +83,8 @@ pub use plan::training::{
 };
 pub use plan::{
     plan, region_in_geo, replica_capacity, Derivation, Plan, PlanOptions, PlanReport, PriceFlag,
-    RejectReason, Rejection, ReplicaCapacity, SimulatedTails, Verification, BATCH_CAPS,
-    MAX_REPLICAS,
+    RejectReason, Rejection, ReplicaCapacity, ReplicaConfig, SimulatedTails, Verification,
+    BATCH_CAPS, MAX_REPLICAS,
 };
 pub use queueing::{erlang_c, mean_wait_s, wait_probability, wait_quantile_s};
 pub use replay::{plan_replica, replica, PlanReplica};

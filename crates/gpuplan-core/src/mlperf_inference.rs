@@ -290,8 +290,18 @@ pub fn server_setup(
     let mut last_err = String::from("no layout divides the GPUs");
     for layout in candidate_layouts(row, gpus) {
         let replicas = gpus / u64::from(layout.gpus());
-        match crate::plan::replica_capacity(catalog, &w, gpu, precision, layout, cal, true, engine)
-        {
+        match crate::plan::replica_capacity(
+            catalog,
+            &w,
+            &crate::plan::ReplicaConfig {
+                gpu,
+                precision,
+                layout,
+                engine,
+            },
+            cal,
+            true,
+        ) {
             Ok(capacity) => {
                 let setup = ServerSetup {
                     workload: w.clone(),

@@ -86,6 +86,19 @@ pub fn plan(
 
 /// Squared coefficient of variation of a request's service time, from the
 /// output length's spread: p99 ≈ mean + 2.326 σ for a normal tail.
+/// One replica configuration: GPU, precision, split and serving engine.
+#[derive(Debug, Clone, Copy)]
+pub struct ReplicaConfig<'a> {
+    /// The GPU of every member.
+    pub gpu: &'a GpuSpec,
+    /// Weight precision.
+    pub precision: gpuplan_catalog::Precision,
+    /// TP × PP.
+    pub layout: crate::layout::Layout,
+    /// The serving engine.
+    pub engine: crate::engine::Engine,
+}
+
 /// One replica's capacity within a workload's SLO.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
 pub struct ReplicaCapacity {
@@ -109,13 +122,16 @@ pub struct ReplicaCapacity {
 pub fn replica_capacity(
     catalog: &Catalog,
     w: &InferenceWorkload,
-    gpu: &GpuSpec,
-    precision: gpuplan_catalog::Precision,
-    layout: crate::layout::Layout,
+    replica: &ReplicaConfig<'_>,
     cal: &Calibration,
     prebuilt_engine: bool,
-    engine: crate::engine::Engine,
 ) -> Result<ReplicaCapacity, String> {
+    let ReplicaConfig {
+        gpu,
+        precision,
+        layout,
+        engine,
+    } = *replica;
     let cx = CapacityContext {
         workload: w,
         cal,
