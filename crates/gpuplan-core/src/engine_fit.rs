@@ -70,7 +70,7 @@ pub fn engine_loss(
     errors.iter().sum::<f64>() / errors.len().max(1) as f64
 }
 
-/// Fits each engine factor of [`FITTED`] with at least [`MIN_ENGINE_ROWS`]
+/// Fits each fitted engine factor (vLLM's) with at least [`MIN_ENGINE_ROWS`]
 /// rows: golden-section search on its log over the factor's bounds, 4
 /// decimals as the file holds them. Other factors are untouched.
 pub fn fit_engine_factors(

@@ -236,7 +236,7 @@ pub struct StaticBatch {
 /// `max_batched_tokens` tokens (the last chunk samples every first token),
 /// then `output_len − 1` decode steps of the whole batch, each attending to
 /// its growing context. With PP, the batch's micro-batches fill the stages
-/// as in [`burst`].
+/// as in the burst harness.
 pub fn static_batch(
     dep: &Deployment,
     batch: u64,
