@@ -69,6 +69,8 @@ pub struct EstimateReport {
     pub pp: u32,
     pub precision: Precision,
     pub kv_precision: Precision,
+    /// The serving engine predicted for.
+    pub engine: gpuplan_core::Engine,
     pub input_len: u64,
     pub output_len: u64,
     pub ttft_ms: f64,
@@ -213,6 +215,7 @@ pub fn run_estimate(
         pp: layout.pp,
         precision,
         kv_precision,
+        engine: req.replica.engine,
         input_len: req.input_len,
         output_len: req.output_len,
         ttft_ms: e.ttft_ms,

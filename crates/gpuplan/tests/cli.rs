@@ -1214,3 +1214,104 @@ fn validate_simulate_compares_simulated_analytical_and_measured_server_capacity(
     let bad = gpuplan(&["validate", "--simulate", "--fit"]);
     assert_eq!(bad.code, 2);
 }
+
+#[test]
+fn engines_are_compared_named_and_refused_where_they_do_not_run() {
+    let dir = std::env::temp_dir().join(format!("gpuplan-engines-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("w.toml");
+    std::fs::write(
+        &path,
+        r#"
+kind = "inference"
+engines = ["vllm", "trtllm"]
+[model]
+id = "llama-3.1-8b"
+precisions = ["bf16"]
+[traffic]
+requests_per_s = 5
+input_tokens = { mean = 1000, p99 = 3000 }
+output_tokens = { mean = 200, p99 = 600 }
+[slo]
+ttft_ms_p99 = 2000
+tpot_ms_p99 = 60
+[constraints]
+gpus = ["H100", "MI300X"]
+"#,
+    )
+    .unwrap();
+    let w = path.to_str().unwrap();
+    let out = gpuplan(&["plan", w, "--json", "--top", "40"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let v = json(&out);
+    let plans = v["plans"].as_array().unwrap();
+    for engine in ["vllm", "trtllm"] {
+        assert!(
+            plans.iter().any(|p| p["engine"] == engine),
+            "no {engine} plan"
+        );
+    }
+    for p in plans {
+        let cmd = p["launch_command"].as_str().unwrap();
+        match p["engine"].as_str().unwrap() {
+            "vllm" => assert!(cmd.starts_with("vllm serve "), "{cmd}"),
+            "trtllm" => {
+                assert!(cmd.starts_with("trtllm-serve "), "{cmd}");
+                assert!(p["gpu"].as_str().unwrap().starts_with("H100"), "{cmd}");
+            }
+            other => panic!("engine {other}"),
+        }
+        assert!(
+            p.get("vllm_command").is_none(),
+            "launch_command replaced it"
+        );
+    }
+    assert!(v["rejected"]["engine_unsupported"]["example"]
+        .as_str()
+        .unwrap()
+        .contains("NVIDIA GPUs only"));
+    // The human table names each plan's engine; --explain prints its command.
+    let out = gpuplan(&["plan", w, "--top", "40"]);
+    assert!(out.stdout.contains("bf16·trt") && out.stdout.contains("bf16·vllm"));
+    let trt = plans.iter().find(|p| p["engine"] == "trtllm").unwrap();
+    let rank = trt["rank"].as_u64().unwrap().to_string();
+    let out = gpuplan(&["plan", w, "--top", "40", "--explain", &rank]);
+    assert!(out.stdout.contains("engine TensorRT-LLM"), "{}", out.stdout);
+    assert!(out.stdout.contains("  trtllm-serve "), "{}", out.stdout);
+    // estimate: the engine's speed, or exit 2 where it does not run.
+    let tpot = |engine: &str| {
+        let out = gpuplan(&[
+            "estimate",
+            "--model",
+            "llama-3.1-8b",
+            "--gpu",
+            "H100",
+            "--input-len",
+            "1000",
+            "--output-len",
+            "200",
+            "--engine",
+            engine,
+            "--json",
+        ]);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        json(&out)["tpot_ms"].as_f64().unwrap()
+    };
+    assert!(tpot("vllm") > tpot("trtllm"));
+    let out = gpuplan(&[
+        "estimate",
+        "--model",
+        "llama-3.1-8b",
+        "--gpu",
+        "MI300X",
+        "--input-len",
+        "1000",
+        "--output-len",
+        "200",
+        "--engine",
+        "trtllm",
+    ]);
+    assert_eq!(out.code, 2);
+    assert!(out.stderr.contains("--engine") && out.stderr.contains("NVIDIA GPUs only"));
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -72,8 +72,15 @@ pub fn run(catalog: &Catalog, cmd: EstimateCmd) -> CliResult {
     );
     check_finite(&report)?;
     println!(
-        "{} on {} × {} [TP{} × PP{}], {} weights, {} KV cache; {input_len} in / {output_len} out tokens",
-        report.model, report.gpu_count, report.gpu, layout.0, layout.1, precision, kv_precision
+        "{} on {} × {} [TP{} × PP{}], {} weights, {} KV cache, {}; {input_len} in / {output_len} out tokens",
+        report.model,
+        report.gpu_count,
+        report.gpu,
+        layout.0,
+        layout.1,
+        precision,
+        kv_precision,
+        report.engine.label()
     );
     let c_note = match e.concurrency_bound {
         Some(b) => format!(

@@ -5,7 +5,7 @@ use crate::cli::PlanCmd;
 use crate::error::{CliError, CliResult};
 use crate::load;
 use gpuplan_catalog::Catalog;
-use gpuplan_core::{Calibration, InferenceWorkload, Plan, PlanReport, Verification};
+use gpuplan_core::{Calibration, Engine, InferenceWorkload, Plan, PlanReport, Verification};
 use gpuplan_sim::VerifyOptions;
 use std::path::Path;
 use std::time::Instant;
@@ -149,6 +149,7 @@ fn plans_table(plans: &[Plan], wide: bool) -> comfy_table::Table {
     if let Some(last) = t.column_iter_mut().last() {
         last.set_padding((0, 0));
     }
+    let show_engine = plans.iter().any(|p| p.engine != Engine::Vllm);
     for p in plans {
         let spot = if p.spot { " spot" } else { "" };
         let idle = if p.idle_gpus > 0 { "!" } else { "" };
@@ -160,7 +161,7 @@ fn plans_table(plans: &[Plan], wide: bool) -> comfy_table::Table {
             format!("{}{spot}", truncate(&p.instance_type, 16 - spot.len())),
             format!("{}{mark}×{}", truncate(&p.gpu, 13), p.gpus_per_replica),
             format!("{}/{}", p.tp, p.pp),
-            p.precision.to_string(),
+            precision_cell(p, show_engine),
             format!("{}/{}{idle}", p.replicas, p.instances),
             price_cell(p),
             format!("{:.0}", p.ttft_ms_p99),
@@ -170,6 +171,34 @@ fn plans_table(plans: &[Plan], wide: bool) -> comfy_table::Table {
         ]);
     }
     t
+}
+
+/// Short engine names for the compact table.
+fn engine_short(e: Engine) -> &'static str {
+    match e {
+        Engine::Vllm => "vllm",
+        Engine::Sglang => "sgl",
+        Engine::Trtllm => "trt",
+    }
+}
+
+/// The precision cell: `fp8`, or `fp8·trt` when the plans use several engines
+/// or one other than vLLM.
+fn precision_cell(p: &Plan, show_engine: bool) -> String {
+    if show_engine {
+        format!("{}·{}", p.precision, engine_short(p.engine))
+    } else {
+        p.precision.to_string()
+    }
+}
+
+/// `, on sglang` for a plan off the default engine, else nothing.
+fn engine_suffix(p: &Plan) -> String {
+    if p.engine == Engine::Vllm {
+        String::new()
+    } else {
+        format!(", on {}", p.engine)
+    }
 }
 
 /// ✓ / ✗: the simulated p99s meet / miss the SLO; – not simulated.
@@ -199,6 +228,7 @@ fn wide_plans_table(plans: &[Plan]) -> comfy_table::Table {
         "util",
         "price date",
     ]);
+    let show_engine = plans.iter().any(|p| p.engine != Engine::Vllm);
     for p in plans {
         let spot = if p.spot { " (spot)" } else { "" };
         t.add_row(vec![
@@ -208,7 +238,7 @@ fn wide_plans_table(plans: &[Plan]) -> comfy_table::Table {
             format!("{}{spot}", p.instance_type),
             gpus(p),
             format!("{}/{}", p.tp, p.pp),
-            p.precision.to_string(),
+            precision_cell(p, show_engine),
             replicas_cell(p),
             price_cell(p),
             format!("{:.3}", p.usd_per_million_output_tokens),
@@ -289,7 +319,10 @@ fn print_report(w: &InferenceWorkload, r: &PlanReport, seconds: f64, wide: bool)
             compact_footnotes(&r.plans, r.verification.as_ref());
         }
         price_flag_footnote(&r.plans);
-        println!("`--explain N` shows the derivation and the vLLM command of plan N.");
+        println!("`--explain N` shows the derivation and the launch command of plan N.");
+        if r.plans.iter().any(|p| p.engine != Engine::Vllm) {
+            println!("prec·engine: vllm = vLLM, sgl = SGLang, trt = TensorRT-LLM (SGLang runs at vLLM's fitted step time).");
+        }
         if r.plans.iter().any(|p| p.spot) {
             println!(
                 "Spot plans include extra replicas for the expected capacity lost to preemptions."
@@ -308,7 +341,7 @@ fn print_report(w: &InferenceWorkload, r: &PlanReport, seconds: f64, wide: bool)
                 format!("{:.0} ms", p.ttft_ms_p99),
                 format!("{:.1} ms", p.tpot_ms_p99),
                 format!(
-                    "{} {} {} × {}, {} replicas, TP{}/PP{}, {}{}",
+                    "{} {} {} × {}, {} replicas, TP{}/PP{}, {}{}{}",
                     p.provider,
                     p.region,
                     p.instance_type,
@@ -317,6 +350,7 @@ fn print_report(w: &InferenceWorkload, r: &PlanReport, seconds: f64, wide: bool)
                     p.tp,
                     p.pp,
                     p.precision,
+                    engine_suffix(p),
                     if p.spot { ", spot" } else { "" }
                 ),
             ]);
