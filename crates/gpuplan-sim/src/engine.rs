@@ -39,6 +39,20 @@ pub struct EngineConfig {
     pub kv_cache_tokens: u64,
     /// Tokens per KV block.
     pub block_tokens: u32,
+    /// A new prompt runs whole in one step, waiting for a step with room for
+    /// all of it (TensorRT-LLM's default: chunked context off); false: it
+    /// is chunked to what the step's budget leaves (vLLM). A prompt longer
+    /// than the whole budget is chunked either way. SGLang's default —
+    /// prompt chunks in steps of their own, decodes paused — is simulated
+    /// as vLLM's policy.
+    pub whole_prompts: bool,
+}
+
+impl EngineConfig {
+    /// Whether `engine` runs prompts whole ([`EngineConfig::whole_prompts`]).
+    pub fn whole_prompts_on(engine: gpuplan_core::Engine) -> bool {
+        engine.profile().prefill_policy == gpuplan_core::PrefillPolicy::WholeBesideDecodes
+    }
 }
 
 /// Where a request is.
@@ -113,6 +127,7 @@ pub(crate) struct Replica {
     block_tokens: u64,
     max_num_seqs: usize,
     max_batched_tokens: u64,
+    whole_prompts: bool,
     pub total_blocks: u64,
     free_blocks: u64,
     waiting: VecDeque<u32>,
@@ -155,6 +170,7 @@ impl Replica {
             block_tokens,
             max_num_seqs: seqs,
             max_batched_tokens: u64::from(cfg.max_batched_tokens),
+            whole_prompts: cfg.whole_prompts,
             total_blocks,
             free_blocks: total_blocks,
             waiting: VecDeque::with_capacity(seqs * 4),
@@ -341,6 +357,14 @@ impl Replica {
                 let r = &mut reqs[id as usize];
                 // Recompute after a preemption: the prompt and the tokens generated so far.
                 let target = r.input_tokens + r.generated;
+                // Without chunked context a prompt waits for a step with
+                // room for all of it (unless nothing ever could hold it).
+                if self.whole_prompts
+                    && u64::from(target) > budget
+                    && u64::from(target) <= self.max_batched_tokens
+                {
+                    break;
+                }
                 let chunk = u64::from(target).min(budget);
                 let need = blocks(chunk, bt);
                 // A new request waits for free blocks; it evicts no one (V1).

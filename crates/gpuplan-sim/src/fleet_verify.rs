@@ -171,6 +171,7 @@ fn simulate_service(
             max_batched_tokens: narrow("max_batched_tokens", w.max_batched_tokens)?,
             kv_cache_tokens: s.fit.kv_cache_tokens,
             block_tokens: VLLM_BLOCK_TOKENS,
+            whole_prompts: false,
         },
         router: Router::LeastOutstanding,
         warmup_fraction: 0.1,

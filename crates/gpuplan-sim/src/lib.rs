@@ -34,6 +34,7 @@
 //!         max_batched_tokens: 8192,
 //!         kv_cache_tokens: memory.kv_cache_tokens,
 //!         block_tokens: VLLM_BLOCK_TOKENS,
+//!         whole_prompts: false,
 //!     },
 //!     router: Router::LeastOutstanding,
 //!     warmup_fraction: 0.1,

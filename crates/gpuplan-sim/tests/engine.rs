@@ -16,6 +16,16 @@ impl CostModel for OneSecond {
 
 /// Runs `trace` (CSV rows) on one replica with the given limits.
 fn check(trace: &str, max_batched_tokens: u32, kv_cache_tokens: u64) -> SimResult {
+    run(trace, max_batched_tokens, kv_cache_tokens, false)
+}
+
+/// `check` with the prompt policy chosen.
+fn run(
+    trace: &str,
+    max_batched_tokens: u32,
+    kv_cache_tokens: u64,
+    whole_prompts: bool,
+) -> SimResult {
     let config = SimConfig {
         replicas: 1,
         engine: EngineConfig {
@@ -23,6 +33,7 @@ fn check(trace: &str, max_batched_tokens: u32, kv_cache_tokens: u64) -> SimResul
             max_batched_tokens,
             kv_cache_tokens,
             block_tokens: 16,
+            whole_prompts,
         },
         router: Router::LeastOutstanding,
         warmup_fraction: 0.0,
@@ -61,6 +72,59 @@ fn a_long_prompt_is_chunked_by_the_token_budget() {
     let r = check("0,20,2\n", 8, 64);
     same(r.ttft_ms.p50, 3.0);
     same(r.e2e_ms.p50, 4.0);
+}
+
+#[test]
+fn without_chunked_context_a_prompt_waits_for_a_step_with_room_for_all_of_it() {
+    // Budget 10. A (8 tokens, 3 out) prefills in step 1. Step 2: A decodes
+    // (1 token of budget), 9 left; B (9 tokens) arrived at 1 s.
+    // Chunked (vLLM): B's 9 tokens run beside A's decode in step 2: TTFT 1 s.
+    let chunked = run(
+        "0,8,3
+1,9,2
+",
+        10,
+        640,
+        false,
+    );
+    same(chunked.ttft_ms.p999, 1.0);
+    // Whole (TensorRT-LLM): 9 tokens fit the 9 left, the same.
+    let whole = run(
+        "0,8,3
+1,9,2
+",
+        10,
+        640,
+        true,
+    );
+    same(whole.ttft_ms.p999, 1.0);
+    // B of 10 tokens: chunked, 9 in step 2 and 1 in step 3 (TTFT 2 s);
+    // whole, it waits for step 3 (A's last decode leaves 9: still no room)
+    // and runs alone in step 4 (TTFT 3 s).
+    let chunked = run(
+        "0,8,3
+1,10,2
+",
+        10,
+        640,
+        false,
+    );
+    same(chunked.ttft_ms.p999, 2.0);
+    let whole = run(
+        "0,8,3
+1,10,2
+",
+        10,
+        640,
+        true,
+    );
+    same(whole.ttft_ms.p999, 3.0);
+    // A prompt longer than the whole budget is chunked either way.
+    let long = run(
+        "0,25,2
+", 10, 640, true,
+    );
+    same(long.ttft_ms.p50, 3.0);
 }
 
 #[test]
