@@ -22,6 +22,7 @@
 
 mod calibration;
 mod check;
+mod cross_validation;
 mod engine;
 mod engine_fit;
 mod error;
@@ -51,6 +52,7 @@ pub use check::{
     check_accelerator, check_context, check_engine_limits, check_replica, CheckedReplica,
     ReplicaSpec, Spelling, Violation,
 };
+pub use cross_validation::{cross_validate, CrossValidation, HeldOutRow, Split};
 pub use engine::{
     attention_precision, default_kernel, kernel_for, launch_command, platform, serving_choice,
     tensor_tflops, vllm_command, Engine, EngineProfile, Launch, LaunchFile, LaunchSettings,

@@ -51,6 +51,29 @@ pub struct ValidationRow {
     pub architecture: Option<String>,
 }
 
+impl ValidationRow {
+    /// A row that carries only an id and an error, for summaries of errors
+    /// computed elsewhere (cross-validation).
+    pub(crate) fn error_only(id: &str, error_pct: f64) -> ValidationRow {
+        ValidationRow {
+            id: id.to_string(),
+            kind: BenchmarkKind::Inference,
+            model: String::new(),
+            gpu: String::new(),
+            setup: String::new(),
+            metric: String::new(),
+            measured: f64::NAN,
+            predicted: None,
+            error_pct: Some(error_pct),
+            skipped: None,
+            bound: None,
+            family: None,
+            engine: None,
+            architecture: None,
+        }
+    }
+}
+
 /// Error statistics of a group of rows.
 #[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct ErrorSummary {

@@ -11,6 +11,19 @@ fn parse_variant(s: &str) -> Result<Variant, String> {
     s.parse()
 }
 
+/// Parses `--cv`: a fold count from 2 to 20, or `family`.
+fn parse_split(s: &str) -> Result<gpuplan_core::Split, String> {
+    if s.eq_ignore_ascii_case("family") {
+        return Ok(gpuplan_core::Split::Family);
+    }
+    match s.parse::<u32>() {
+        Ok(k) if (2..=20).contains(&k) => Ok(gpuplan_core::Split::Folds(k)),
+        _ => Err(format!(
+            "expected a fold count from 2 to 20, or `family`; got `{s}`"
+        )),
+    }
+}
+
 /// Parses `--engine`.
 fn parse_engine(s: &str) -> Result<Engine, String> {
     s.parse()
@@ -345,6 +358,11 @@ pub struct ValidateCmd {
     /// accuracy per engine.
     #[arg(long, value_parser = parse_engine)]
     pub engine: Option<Engine>,
+    /// Cross-validate the LLM efficiency fit instead: `5` for 5 folds (each
+    /// fold predicted with factors fitted on the others), `family` to hold
+    /// out one GPU family at a time (what an uncalibrated family gets).
+    #[arg(long, value_name = "K|family", value_parser = parse_split)]
+    pub cv: Option<gpuplan_core::Split>,
     /// Calibration table (default: the bundled data/calibration.csv).
     #[arg(long, value_name = "FILE")]
     pub calibration: Option<PathBuf>,

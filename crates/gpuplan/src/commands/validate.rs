@@ -12,8 +12,8 @@ use gpuplan_core::mlperf_inference::{
 };
 use gpuplan_core::nonllm::{bundled_factors, fit_nonllm_factors};
 use gpuplan_core::{
-    fit_calibration, fit_engine_factors, fit_training_calibration, validate_all, validate_with,
-    ErrorSummary,
+    cross_validate, fit_calibration, fit_engine_factors, fit_training_calibration, validate_all,
+    validate_with, ErrorSummary,
 };
 
 pub fn run(catalog: &Catalog, cmd: ValidateCmd) -> CliResult {
@@ -45,6 +45,14 @@ pub fn run(catalog: &Catalog, cmd: ValidateCmd) -> CliResult {
         rows.retain(|r| r.kind == BenchmarkKind::Inference && column(r) == engine.as_str());
     }
     let mut cal = load::calibration(cmd.calibration.as_deref())?;
+    if let Some(split) = cmd.cv {
+        let cv = cross_validate(catalog, &rows, &cal, split);
+        if cmd.json {
+            return print_json(&cv);
+        }
+        print_cross_validation(&cv, &name);
+        return Ok(());
+    }
     // The LLM efficiencies as given (before any refit): the MLPerf input
     // means are fitted against them, as the bundled file is.
     let given_cal = cal.clone();
@@ -194,6 +202,45 @@ pub fn run(catalog: &Catalog, cmd: ValidateCmd) -> CliResult {
         println!("{}", summary_table(report.summary.by_family.iter()));
     }
     Ok(())
+}
+
+/// `--cv`: held-out against training error, overall and per group, and the
+/// worst held-out rows.
+fn print_cross_validation(cv: &gpuplan_core::CrossValidation, name: &str) {
+    let what = match cv.split {
+        gpuplan_core::Split::Folds(k) => format!("{k}-fold cross-validation"),
+        gpuplan_core::Split::Family => "one GPU family held out at a time".to_string(),
+    };
+    println!(
+        "{what} of the LLM efficiency fit on {name}: {} rows, {} fitted factors.",
+        cv.rows, cv.fitted_factors
+    );
+    let mut t = table(&["errors", "rows", "median |error|", "p90 |error|", "worst"]);
+    for (label, s) in [
+        ("held out", &cv.held_out),
+        ("in sample (training)", &cv.in_sample),
+    ] {
+        t.add_row(vec![
+            label.to_string(),
+            s.n_predicted.to_string(),
+            format!("{}%", opt(s.median_abs_pct_error, 1)),
+            format!("{}%", opt(s.p90_abs_pct_error, 1)),
+            format!("{}%", opt(s.max_abs_pct_error, 1)),
+        ]);
+    }
+    println!("{t}");
+    println!("Held out, by group:");
+    println!("{}", summary_table(cv.by_group.iter()));
+    let mut t = table(&["worst held-out rows", "group", "held out", "in sample"]);
+    for d in cv.detail.iter().take(8) {
+        t.add_row(vec![
+            d.id.clone(),
+            d.group.clone(),
+            format!("{:+.1}%", d.error_pct),
+            format!("{:+.1}%", d.in_sample_error_pct),
+        ]);
+    }
+    println!("{t}");
 }
 
 fn print_factors(title: &str, cal: &gpuplan_core::Calibration) {
