@@ -5,7 +5,8 @@ use crate::cli::{KindArg, SetArg, ValidateCmd};
 use crate::error::{CliError, CliResult};
 use crate::load;
 use gpuplan_catalog::{
-    parse_benchmarks, BenchmarkKind, Catalog, BUNDLED_BENCHMARKS_DEV, BUNDLED_BENCHMARKS_DEV_2,
+    parse_benchmarks, BenchmarkKind, BenchmarkRow, Catalog, BUNDLED_BENCHMARKS_DEV,
+    BUNDLED_BENCHMARKS_DEV_2,
 };
 use gpuplan_core::mlperf_inference::{
     bundled_input_lengths, fit_family_factors, fit_input_lengths,
@@ -16,7 +17,8 @@ use gpuplan_core::{
     validate_with, ErrorSummary,
 };
 
-pub fn run(catalog: &Catalog, cmd: ValidateCmd) -> CliResult {
+/// The benchmark file's rows that `--kind` and `--engine` keep, with the file's name.
+fn selected_rows(cmd: &ValidateCmd) -> CliResult<(String, Vec<BenchmarkRow>)> {
     let (name, text) = match (&cmd.benchmarks, cmd.set) {
         (Some(p), _) => (p.display().to_string(), load::read(p)?),
         (None, SetArg::Dev) => (
@@ -38,12 +40,18 @@ pub fn run(catalog: &Catalog, cmd: ValidateCmd) -> CliResult {
         rows.retain(|r| r.kind == k);
     }
     if let Some(engine) = cmd.engine {
-        let column = |r: &gpuplan_catalog::BenchmarkRow| match r.engine.as_str() {
+        // ROCm vLLM counts as vLLM.
+        let column = |r: &BenchmarkRow| match r.engine.as_str() {
             "rocm-vllm" => "vllm".to_string(),
             other => other.to_string(),
         };
         rows.retain(|r| r.kind == BenchmarkKind::Inference && column(r) == engine.as_str());
     }
+    Ok((name, rows))
+}
+
+pub fn run(catalog: &Catalog, cmd: ValidateCmd) -> CliResult {
+    let (name, rows) = selected_rows(&cmd)?;
     let mut cal = load::calibration(cmd.calibration.as_deref())?;
     if let Some(split) = cmd.cv {
         let cv = cross_validate(catalog, &rows, &cal, split);
@@ -68,63 +76,7 @@ pub fn run(catalog: &Catalog, cmd: ValidateCmd) -> CliResult {
         }
     }
     if cmd.fit {
-        let before = validate_with(catalog, &rows, &cal, &training);
-        cal = fit_calibration(catalog, &rows, &cal);
-        // CDNA3 (ROCm vLLM): on its MLPerf Offline rows, where the set has them.
-        cal = fit_family_factors(catalog, &rows, &cal, &bundled_input_lengths());
-        // Engine step times (vLLM on NVIDIA), on their own rows.
-        cal = fit_engine_factors(catalog, &rows, &cal, &bundled_input_lengths());
-        let after = validate_with(catalog, &rows, &cal, &training);
-        if let Some(path) = &cmd.write_calibration {
-            std::fs::write(path, cal.to_csv())
-                .map_err(|e| CliError::bad(format!("{}: cannot write: {e}", path.display())))?;
-            if !cmd.json {
-                println!("Wrote {}.", path.display());
-            }
-        }
-
-        if !cmd.json {
-            let b = before
-                .summary
-                .by_kind
-                .get("inference")
-                .cloned()
-                .unwrap_or_default();
-            let a = after
-                .summary
-                .by_kind
-                .get("inference")
-                .cloned()
-                .unwrap_or_default();
-            println!(
-                "Fitted on {} inference rows of {name}: median |error| {} → {}%, p90 {} → {}%.",
-                a.n_predicted,
-                opt(b.median_abs_pct_error, 1),
-                opt(a.median_abs_pct_error, 1),
-                opt(b.p90_abs_pct_error, 1),
-                opt(a.p90_abs_pct_error, 1)
-            );
-            let mut t = table(&["factor", "value", "bounds", "meaning"]);
-            for f in &cal.factors {
-                t.add_row(vec![
-                    f.name.clone(),
-                    format!("{:.4}", f.value),
-                    format!("[{}, {}]", f.min, f.max),
-                    f.meaning.clone(),
-                ]);
-            }
-            println!("{t}");
-            let mut t = table(&["training factor", "value", "bounds", "meaning"]);
-            for f in &training.table.factors {
-                t.add_row(vec![
-                    f.name.clone(),
-                    format!("{:.4}", f.value),
-                    format!("[{}, {}]", f.min, f.max),
-                    f.meaning.clone(),
-                ]);
-            }
-            println!("{t}");
-        }
+        cal = refit_llm(catalog, &rows, &cal, &training, &cmd, &name)?;
     }
     if cmd.simulate {
         return super::validate_simulate::run(
@@ -157,6 +109,12 @@ pub fn run(catalog: &Catalog, cmd: ValidateCmd) -> CliResult {
         print_markdown(&report, &name);
         return Ok(());
     }
+    print_report(&report);
+    Ok(())
+}
+
+/// The human report: every row, worst first, then the summaries.
+fn print_report(report: &gpuplan_core::ValidationReport) {
     let mut t = table(&[
         "id",
         "model",
@@ -201,7 +159,55 @@ pub fn run(catalog: &Catalog, cmd: ValidateCmd) -> CliResult {
         println!("Summary of non-LLM rows by family and scenario:");
         println!("{}", summary_table(report.summary.by_family.iter()));
     }
-    Ok(())
+}
+
+/// `--fit`: the LLM efficiencies refitted (TensorRT-LLM factors, CDNA3 on
+/// its MLPerf rows, engine step times on their rows), written where asked,
+/// with the before/after accuracy and the tables unless `--json`.
+fn refit_llm(
+    catalog: &Catalog,
+    rows: &[BenchmarkRow],
+    cal: &gpuplan_core::Calibration,
+    training: &gpuplan_core::training::TrainingFactors,
+    cmd: &ValidateCmd,
+    name: &str,
+) -> CliResult<gpuplan_core::Calibration> {
+    let before = validate_with(catalog, rows, cal, training);
+    let mut fitted = fit_calibration(catalog, rows, cal);
+    // CDNA3 (ROCm vLLM): on its MLPerf Offline rows, where the set has them.
+    fitted = fit_family_factors(catalog, rows, &fitted, &bundled_input_lengths());
+    // Engine step times (vLLM on NVIDIA), on their own rows.
+    fitted = fit_engine_factors(catalog, rows, &fitted, &bundled_input_lengths());
+    let after = validate_with(catalog, rows, &fitted, training);
+    if let Some(path) = &cmd.write_calibration {
+        std::fs::write(path, fitted.to_csv())
+            .map_err(|e| CliError::bad(format!("{}: cannot write: {e}", path.display())))?;
+        if !cmd.json {
+            println!("Wrote {}.", path.display());
+        }
+    }
+    if cmd.json {
+        return Ok(fitted);
+    }
+    let inference = |r: &gpuplan_core::ValidationReport| {
+        r.summary
+            .by_kind
+            .get("inference")
+            .cloned()
+            .unwrap_or_default()
+    };
+    let (b, a) = (inference(&before), inference(&after));
+    println!(
+        "Fitted on {} inference rows of {name}: median |error| {} → {}%, p90 {} → {}%.",
+        a.n_predicted,
+        opt(b.median_abs_pct_error, 1),
+        opt(a.median_abs_pct_error, 1),
+        opt(b.p90_abs_pct_error, 1),
+        opt(a.p90_abs_pct_error, 1)
+    );
+    print_factors("factor", &fitted);
+    print_factors("training factor", &training.table);
+    Ok(fitted)
 }
 
 /// `--cv`: held-out against training error, overall and per group, and the

@@ -1,10 +1,7 @@
 //! `validate`: predict each published measurement and report the error.
 
 use crate::calibration::Calibration;
-use crate::engine::Engine;
 use crate::layout::Layout;
-use crate::perf::Deployment;
-use crate::serving::{burst, static_batch, trtllm_bench_throughput};
 use crate::training::{predict_training, predict_training_all, TrainingFactors};
 use crate::training_memory::{
     training_memory, FineTuneMethod, Optimizer, PipelineSchedule, Recompute, TrainingMemoryInput,
@@ -12,6 +9,9 @@ use crate::training_memory::{
 use gpuplan_catalog::{BenchmarkKind, BenchmarkRow, Catalog, Precision};
 use serde::Serialize;
 use std::collections::BTreeMap;
+
+mod inference;
+pub use inference::predict_inference;
 
 /// One row's outcome.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -188,68 +188,15 @@ pub fn validate_all(
     input_lengths: &Calibration,
 ) -> ValidationReport {
     let nonllm = gpuplan_catalog::NonLlmCatalog::embedded().ok();
+    let factors = Factors {
+        cal,
+        training,
+        nonllm_factors,
+        input_lengths,
+    };
     let mut out: Vec<ValidationRow> = rows
         .iter()
-        .map(|row| {
-            let other = nonllm
-                .as_ref()
-                .and_then(|n| crate::nonllm::predict_nonllm(catalog, n, row, cal, nonllm_factors));
-            let prediction = match (other, row.kind) {
-                (Some(p), _) => p,
-                (None, BenchmarkKind::Memory) => predict_memory(catalog, row),
-                (None, BenchmarkKind::Inference)
-                    if crate::mlperf_inference::is_mlperf_llm_row(row) =>
-                {
-                    crate::mlperf_inference::predict_mlperf_llm(catalog, row, cal, input_lengths)
-                }
-                (None, BenchmarkKind::Inference) => predict_inference(catalog, row, cal),
-                (None, BenchmarkKind::Training) => {
-                    predict_training_all(catalog, row, cal, training, nonllm_factors)
-                }
-            };
-            let (predicted, error_pct, skipped, bound) = match prediction {
-                Ok((p, bound)) => (
-                    Some(p),
-                    Some((p - row.value) / row.value * 100.0),
-                    None,
-                    bound,
-                ),
-                Err(reason) => (None, None, Some(reason), None),
-            };
-            ValidationRow {
-                id: row.id.clone(),
-                kind: row.kind,
-                model: row.model.clone(),
-                gpu: row.gpu.clone(),
-                setup: setup(row),
-                metric: row.metric.clone(),
-                measured: row.value,
-                predicted,
-                error_pct,
-                skipped,
-                bound,
-                family: nonllm
-                    .as_ref()
-                    .and_then(|n| n.model(&row.model))
-                    .filter(|_| row.kind != BenchmarkKind::Training)
-                    .map(|m| format!("{} {}", m.family.as_str(), row.scenario))
-                    .or_else(|| {
-                        (row.kind == BenchmarkKind::Inference
-                            && crate::mlperf_inference::is_mlperf_llm_row(row))
-                        .then(|| format!("llm {}", row.scenario))
-                    }),
-                engine: (row.kind == BenchmarkKind::Inference && !row.engine.is_empty()).then(
-                    || match row.engine.as_str() {
-                        "rocm-vllm" => "vllm".to_string(),
-                        other => other.to_string(),
-                    },
-                ),
-                architecture: catalog
-                    .gpu(&row.gpu)
-                    .ok()
-                    .map(|g| crate::calibration::family(g).to_string()),
-            }
-        })
+        .map(|row| validation_row(catalog, nonllm.as_ref(), row, &factors))
         .collect();
     out.sort_by(|a, b| match (a.error_pct, b.error_pct) {
         (Some(x), Some(y)) => y.abs().total_cmp(&x.abs()),
@@ -302,6 +249,85 @@ pub fn validate_all(
     }
 }
 
+/// Every factor table a prediction may read.
+struct Factors<'a> {
+    cal: &'a Calibration,
+    training: &'a TrainingFactors,
+    nonllm_factors: &'a Calibration,
+    input_lengths: &'a Calibration,
+}
+
+/// One row predicted through the path its kind, model and scenario take.
+fn predict_row(
+    catalog: &Catalog,
+    nonllm: Option<&gpuplan_catalog::NonLlmCatalog>,
+    row: &BenchmarkRow,
+    f: &Factors<'_>,
+) -> Prediction {
+    let other = nonllm
+        .and_then(|n| crate::nonllm::predict_nonllm(catalog, n, row, f.cal, f.nonllm_factors));
+    match (other, row.kind) {
+        (Some(p), _) => p,
+        (None, BenchmarkKind::Memory) => predict_memory(catalog, row),
+        (None, BenchmarkKind::Inference) if crate::mlperf_inference::is_mlperf_llm_row(row) => {
+            crate::mlperf_inference::predict_mlperf_llm(catalog, row, f.cal, f.input_lengths)
+        }
+        (None, BenchmarkKind::Inference) => predict_inference(catalog, row, f.cal),
+        (None, BenchmarkKind::Training) => {
+            predict_training_all(catalog, row, f.cal, f.training, f.nonllm_factors)
+        }
+    }
+}
+
+/// A row's prediction and error, and the groups it is summarised in.
+fn validation_row(
+    catalog: &Catalog,
+    nonllm: Option<&gpuplan_catalog::NonLlmCatalog>,
+    row: &BenchmarkRow,
+    f: &Factors<'_>,
+) -> ValidationRow {
+    let (predicted, error_pct, skipped, bound) = match predict_row(catalog, nonllm, row, f) {
+        Ok((p, bound)) => (
+            Some(p),
+            Some((p - row.value) / row.value * 100.0),
+            None,
+            bound,
+        ),
+        Err(reason) => (None, None, Some(reason), None),
+    };
+    let inference = row.kind == BenchmarkKind::Inference;
+    ValidationRow {
+        id: row.id.clone(),
+        kind: row.kind,
+        model: row.model.clone(),
+        gpu: row.gpu.clone(),
+        setup: setup(row),
+        metric: row.metric.clone(),
+        measured: row.value,
+        predicted,
+        error_pct,
+        skipped,
+        bound,
+        family: nonllm
+            .and_then(|n| n.model(&row.model))
+            .filter(|_| row.kind != BenchmarkKind::Training)
+            .map(|m| format!("{} {}", m.family.as_str(), row.scenario))
+            .or_else(|| {
+                (inference && crate::mlperf_inference::is_mlperf_llm_row(row))
+                    .then(|| format!("llm {}", row.scenario))
+            }),
+        // ROCm vLLM counts as vLLM.
+        engine: (inference && !row.engine.is_empty()).then(|| match row.engine.as_str() {
+            "rocm-vllm" => "vllm".to_string(),
+            other => other.to_string(),
+        }),
+        architecture: catalog
+            .gpu(&row.gpu)
+            .ok()
+            .map(|g| crate::calibration::family(g).to_string()),
+    }
+}
+
 /// Summaries of the inference rows grouped by `key` (rows without one left out).
 fn group_inference(
     rows: &[ValidationRow],
@@ -341,123 +367,6 @@ fn setup(row: &BenchmarkRow) -> String {
         parts.push(format!("c{c}"));
     }
     parts.join(" ")
-}
-
-/// Inference rows: the engine and run type come from the `engine`,
-/// `scenario` and `requests` columns (trtllm-bench max-throughput runs;
-/// Triton bursts of N requests); the model, GPU, layout, precision and
-/// lengths from the row.
-pub fn predict_inference(catalog: &Catalog, row: &BenchmarkRow, cal: &Calibration) -> Prediction {
-    let (Some(input_len), Some(output_len)) = (row.input_len, row.output_len) else {
-        return Err("row gives no fixed input/output length (variable-length data set)".into());
-    };
-    let Some(tp) = row.tp else {
-        return Err("row does not state the parallel layout (TP/PP)".into());
-    };
-    let model = catalog.model(&row.model).map_err(|e| e.to_string())?;
-    let gpu = catalog.gpu(&row.gpu).map_err(|e| e.to_string())?;
-    let engine = match row.engine.as_str() {
-        "trtllm" => Engine::Trtllm,
-        "vllm" => Engine::Vllm,
-        other => {
-            return Err(format!(
-                "engine `{other}` is not modelled on fixed-length rows (TensorRT-LLM and vLLM runs are)"
-            ))
-        }
-    };
-    // vLLM's `--dtype auto` serves the checkpoint's own 16-bit dtype when a
-    // run states none (BF16 and FP16 run at the same tensor rate).
-    let precision: Precision = if row.precision.is_empty() && engine == Engine::Vllm {
-        Precision::Bf16
-    } else {
-        row.precision.parse()?
-    };
-    // FP8 and FP4 checkpoints of these engines keep an FP8 KV cache.
-    let kv_precision = crate::workload::default_kv_precision(precision);
-    let layout = Layout {
-        tp: tp as u32,
-        pp: row.pp.unwrap_or(1) as u32,
-    };
-    let dep = Deployment::new(&model, gpu, layout, precision, kv_precision, cal)
-        .and_then(|d| d.on_engine(engine, gpu, cal))
-        .map_err(|e| e.to_string())?;
-    if row.scenario == "static_batch" {
-        let batch = row
-            .batch_or_concurrency
-            .ok_or("static-batch row states no batch (batch_or_concurrency)")?;
-        let b = static_batch(
-            &dep,
-            batch,
-            input_len,
-            output_len,
-            engine.profile().default_max_batched_tokens,
-        );
-        let value = match row.metric.as_str() {
-            "e2e_latency_ms" => b.e2e_ms,
-            "ttft_ms" => b.ttft_ms,
-            "tpot_ms" => b.tpot_ms,
-            other => {
-                return Err(format!(
-                    "metric `{other}` is not predicted for static batches"
-                ))
-            }
-        };
-        return Ok((
-            value,
-            Some(format!("static batch {batch} on {}", engine.label())),
-        ));
-    }
-    if engine != Engine::Trtllm {
-        return Err(format!(
-            "{} runs are modelled as static batches and MLPerf scenarios; this `{}` run is not",
-            engine.label(),
-            row.scenario
-        ));
-    }
-    if row.scenario == "burst" {
-        let requests = row
-            .requests
-            .ok_or("burst row states no request count (requests)")?;
-        let b = burst(&model, gpu, &dep, cal, input_len, output_len, requests)
-            .map_err(|e| e.to_string())?;
-        let value = match row.metric.as_str() {
-            "tpot_ms" => b.tpot_ms,
-            "requests_per_s" => b.requests_per_s,
-            "output_tokens_per_s" => b.output_tokens_per_s,
-            other => return Err(format!("metric `{other}` is not predicted for bursts")),
-        };
-        return Ok((
-            value,
-            Some(format!(
-                "{}, peak {} in flight",
-                b.bound.label(),
-                b.peak_concurrency as u64
-            )),
-        ));
-    }
-    if row.batch_or_concurrency.is_some() {
-        return Err("fixed-concurrency TensorRT-LLM rows are not modelled yet".into());
-    }
-    let (state, limit) = trtllm_bench_throughput(&model, gpu, &dep, cal, input_len, output_len)
-        .map_err(|e| e.to_string())?;
-    let value = match row.metric.as_str() {
-        "output_tokens_per_s" => state.output_tokens_per_s,
-        "requests_per_s" => state.requests_per_s,
-        other => {
-            return Err(format!(
-                "metric `{other}` is not predicted for max-throughput runs"
-            ))
-        }
-    };
-    Ok((
-        value,
-        Some(format!(
-            "{}, {} by {}",
-            state.decode_bound.label(),
-            state.concurrency as u64,
-            limit.label()
-        )),
-    ))
 }
 
 /// Memory rows: parameter counts and peak training memory.

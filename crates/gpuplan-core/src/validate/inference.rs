@@ -1,0 +1,169 @@
+//! Fixed-length inference rows: trtllm-bench max-throughput runs, Triton
+//! bursts and static batches, on the engine each row ran.
+
+use super::Prediction;
+use crate::calibration::Calibration;
+use crate::engine::Engine;
+use crate::layout::Layout;
+use crate::perf::Deployment;
+use crate::serving::{burst, static_batch, trtllm_bench_throughput};
+use gpuplan_catalog::{BenchmarkRow, Catalog, Precision};
+
+/// Inference rows: the engine and run type come from the `engine`,
+/// `scenario` and `requests` columns (trtllm-bench max-throughput runs;
+/// Triton bursts of N requests); the model, GPU, layout, precision and
+/// lengths from the row.
+pub fn predict_inference(catalog: &Catalog, row: &BenchmarkRow, cal: &Calibration) -> Prediction {
+    let (Some(input_len), Some(output_len)) = (row.input_len, row.output_len) else {
+        return Err("row gives no fixed input/output length (variable-length data set)".into());
+    };
+    let model = catalog.model(&row.model).map_err(|e| e.to_string())?;
+    let gpu = catalog.gpu(&row.gpu).map_err(|e| e.to_string())?;
+    let (engine, dep) = row_deployment(&model, gpu, row, cal)?;
+    let lengths = (input_len, output_len);
+    match row.scenario.as_str() {
+        "static_batch" => predict_static_batch(&dep, row, lengths),
+        _ if engine != Engine::Trtllm => Err(format!(
+            "{} runs are modelled as static batches and MLPerf scenarios; this `{}` run is not",
+            engine.label(),
+            row.scenario
+        )),
+        "burst" => predict_burst(&model, gpu, &dep, cal, row, lengths),
+        _ if row.batch_or_concurrency.is_some() => {
+            Err("fixed-concurrency TensorRT-LLM rows are not modelled yet".into())
+        }
+        _ => predict_max_throughput(&model, gpu, &dep, cal, row, lengths),
+    }
+}
+
+/// The engine a fixed-length row ran and its deployment: the row's layout
+/// and precision (vLLM's `--dtype auto` serves the checkpoint's own 16-bit
+/// dtype when a run states none; BF16 and FP16 run at the same tensor
+/// rate), FP8 KV with FP8/FP4 weights, at that engine's step time.
+fn row_deployment(
+    model: &gpuplan_catalog::ModelArch,
+    gpu: &gpuplan_catalog::GpuSpec,
+    row: &BenchmarkRow,
+    cal: &Calibration,
+) -> Result<(Engine, Deployment), String> {
+    let Some(tp) = row.tp else {
+        return Err("row does not state the parallel layout (TP/PP)".into());
+    };
+    let engine = match row.engine.as_str() {
+        "trtllm" => Engine::Trtllm,
+        "vllm" => Engine::Vllm,
+        other => {
+            return Err(format!(
+                "engine `{other}` is not modelled on fixed-length rows (TensorRT-LLM and vLLM runs are)"
+            ))
+        }
+    };
+    let precision: Precision = if row.precision.is_empty() && engine == Engine::Vllm {
+        Precision::Bf16
+    } else {
+        row.precision.parse()?
+    };
+    let kv_precision = crate::workload::default_kv_precision(precision);
+    let layout = Layout {
+        tp: tp as u32,
+        pp: row.pp.unwrap_or(1) as u32,
+    };
+    let dep = Deployment::new(model, gpu, layout, precision, kv_precision, cal)
+        .and_then(|d| d.on_engine(engine, gpu, cal))
+        .map_err(|e| e.to_string())?;
+    Ok((engine, dep))
+}
+
+/// A static batch run to completion (vLLM's `bench latency`).
+fn predict_static_batch(
+    dep: &Deployment,
+    row: &BenchmarkRow,
+    (input_len, output_len): (u64, u64),
+) -> Prediction {
+    let batch = row
+        .batch_or_concurrency
+        .ok_or("static-batch row states no batch (batch_or_concurrency)")?;
+    let engine = dep.engine;
+    let b = static_batch(
+        dep,
+        batch,
+        input_len,
+        output_len,
+        engine.profile().default_max_batched_tokens,
+    );
+    let value = match row.metric.as_str() {
+        "e2e_latency_ms" => b.e2e_ms,
+        "ttft_ms" => b.ttft_ms,
+        "tpot_ms" => b.tpot_ms,
+        other => {
+            return Err(format!(
+                "metric `{other}` is not predicted for static batches"
+            ))
+        }
+    };
+    Ok((
+        value,
+        Some(format!("static batch {batch} on {}", engine.label())),
+    ))
+}
+
+/// A Triton burst of `requests` identical requests.
+fn predict_burst(
+    model: &gpuplan_catalog::ModelArch,
+    gpu: &gpuplan_catalog::GpuSpec,
+    dep: &Deployment,
+    cal: &Calibration,
+    row: &BenchmarkRow,
+    (input_len, output_len): (u64, u64),
+) -> Prediction {
+    let requests = row
+        .requests
+        .ok_or("burst row states no request count (requests)")?;
+    let b =
+        burst(model, gpu, dep, cal, input_len, output_len, requests).map_err(|e| e.to_string())?;
+    let value = match row.metric.as_str() {
+        "tpot_ms" => b.tpot_ms,
+        "requests_per_s" => b.requests_per_s,
+        "output_tokens_per_s" => b.output_tokens_per_s,
+        other => return Err(format!("metric `{other}` is not predicted for bursts")),
+    };
+    Ok((
+        value,
+        Some(format!(
+            "{}, peak {} in flight",
+            b.bound.label(),
+            b.peak_concurrency as u64
+        )),
+    ))
+}
+
+/// A trtllm-bench max-throughput run.
+fn predict_max_throughput(
+    model: &gpuplan_catalog::ModelArch,
+    gpu: &gpuplan_catalog::GpuSpec,
+    dep: &Deployment,
+    cal: &Calibration,
+    row: &BenchmarkRow,
+    (input_len, output_len): (u64, u64),
+) -> Prediction {
+    let (state, limit) = trtllm_bench_throughput(model, gpu, dep, cal, input_len, output_len)
+        .map_err(|e| e.to_string())?;
+    let value = match row.metric.as_str() {
+        "output_tokens_per_s" => state.output_tokens_per_s,
+        "requests_per_s" => state.requests_per_s,
+        other => {
+            return Err(format!(
+                "metric `{other}` is not predicted for max-throughput runs"
+            ))
+        }
+    };
+    Ok((
+        value,
+        Some(format!(
+            "{}, {} by {}",
+            state.decode_bound.label(),
+            state.concurrency as u64,
+            limit.label()
+        )),
+    ))
+}
