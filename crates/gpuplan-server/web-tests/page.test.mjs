@@ -255,6 +255,22 @@ test('web page against gpuplan serve', { skip: !BASE && 'GPUPLAN_URL is not set'
     await other.close();
   });
 
+  await t.test('comparing engines names each plan\'s engine', async () => {
+    await page.selectOption('#f-engine', 'vllm,sglang,trtllm');
+    const status = await runAndWait(page, () => page.click('#submit'));
+    assert.equal(status, 'ready');
+    const sent = workloadFromUrl(page.url());
+    assert.deepEqual(sent.engines, ['vllm', 'sglang', 'trtllm'], 'the URL carries engines');
+    assert.equal(sent.engine, undefined);
+    const expected = await api('POST', '/v1/plan', sent);
+    assert.equal(expected.status, 200);
+    const engines = new Set(expected.data.plans.map((p) => p.engine));
+    assert.ok(engines.size >= 2, `plans on several engines: ${[...engines]}`);
+    const table = await page.locator('#plans-table tbody').textContent();
+    for (const e of engines) assert.ok(table.includes(e), `the table names ${e}`);
+    await page.selectOption('#f-engine', 'vllm');
+  });
+
   await t.test('bad input shows the message next to the form and marks the field', async () => {
     await page.fill('#f-rps', '-1');
     const status = await runAndWait(page, () => page.click('#submit'));

@@ -325,6 +325,7 @@
     updateModelInfo();
     const precs = (m.precisions || ['bf16', 'fp8']).map(normPrecision);
     $$('#f-precisions input').forEach((i) => { i.checked = precs.includes(i.value); });
+    fillEngine(w);
     setVal('#f-rps', t.requests_per_s);
     setVal('#f-mean-rps', t.mean_requests_per_s);
     for (const [key, pre] of [['input_tokens', 'in'], ['output_tokens', 'out']]) {
@@ -366,6 +367,36 @@
     $('#workload-json').textContent = JSON.stringify(w, null, 2);
   }
 
+  // The engine select from `engine` (a name or a table with `name`) or `engines`.
+  function fillEngine(w) {
+    const e = w.engine;
+    const named = typeof e === 'string' ? e : (e && typeof e === 'object' ? e.name : undefined);
+    const list = Array.isArray(w.engines) ? w.engines : (named ? [named] : ['vllm']);
+    const value = list.map((x) => String(x).toLowerCase()).join(',');
+    const sel = $('#f-engine');
+    $$('option[data-custom]', sel).forEach((o) => o.remove());
+    if (!$$('option', sel).some((o) => o.value === value)) {
+      sel.appendChild(el('option', { value, 'data-custom': true, text: list.join(' + ') }));
+    }
+    sel.value = value;
+  }
+
+  // The workload's engine fields from the select; vLLM alone stays implicit.
+  function readEngine(w) {
+    const value = $('#f-engine').value;
+    const table = w.engine && typeof w.engine === 'object' ? w.engine : undefined;
+    delete w.engines;
+    if (table) delete table.name;
+    else delete w.engine;
+    if (value.includes(',')) {
+      w.engines = value.split(',');
+    } else if (value !== 'vllm') {
+      if (table) table.name = value;
+      else w.engine = value;
+    }
+    if (table && Object.keys(table).length === 0) delete w.engine;
+  }
+
   // Set obj[path] = value, or delete it when value is undefined; drops emptied tables.
   function setPath(obj, path, value) {
     const keys = path.split('.');
@@ -396,6 +427,7 @@
     const kept = old.filter((p) => precs.includes(normPrecision(p)));
     const added = precs.filter((p) => !kept.map(normPrecision).includes(p));
     setPath(w, 'model.precisions', kept.concat(added));
+    readEngine(w);
     setPath(w, 'traffic.requests_per_s', numOrRaw($('#f-rps')));
     setPath(w, 'traffic.mean_requests_per_s', numOrRaw($('#f-mean-rps')));
     for (const [key, pre] of [['input_tokens', 'in'], ['output_tokens', 'out']]) {
