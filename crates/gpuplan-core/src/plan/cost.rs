@@ -4,9 +4,11 @@
 use super::candidates::Candidate;
 use super::capacity::{CapacityContext, ReplicaChoice};
 use super::launch::{engine_notes, max_model_len, min_engine_version, replica_launch};
+use super::rejections::RejectReason;
 use super::report::{Derivation, Plan};
 use crate::layout::Layout;
 use crate::tails::Tails;
+use crate::workload::InferenceWorkload;
 
 /// Most replicas one plan may have. The largest public LLM fleets run
 /// thousands of GPUs per model; 100,000 replicas of one deployment is beyond
@@ -91,8 +93,14 @@ pub(crate) struct AtPeak {
 }
 
 /// Prices one purchase: replicas for the peak, instances, $/hour and the
-/// latency at peak. Errors when the fleet would be absurdly large.
-pub(crate) fn price_plan(cx: &CapacityContext<'_>, buy: &Purchase<'_>) -> Result<Plan, String> {
+/// latency at peak. Errors, with the rejection reason, when the fleet would
+/// be absurdly large or a p99 at the replicas' share of the peak misses its
+/// SLO (the capacity search bounds the tails at the capacity rate; a plan
+/// must never print a p99 above its target at the load it is sized for).
+pub(crate) fn price_plan(
+    cx: &CapacityContext<'_>,
+    buy: &Purchase<'_>,
+) -> Result<Plan, (RejectReason, String)> {
     let w = cx.workload;
     let o = buy.candidate.offering;
     let choice = buy.choice;
@@ -110,7 +118,8 @@ pub(crate) fn price_plan(cx: &CapacityContext<'_>, buy: &Purchase<'_>) -> Result
         buy.layout,
         buy.candidate.gpus_per_instance,
         buy.nodes,
-    )?;
+    )
+    .map_err(|why| (RejectReason::TooManyReplicas, why))?;
     let discount = if buy.spot {
         0.0
     } else {
@@ -121,6 +130,7 @@ pub(crate) fn price_plan(cx: &CapacityContext<'_>, buy: &Purchase<'_>) -> Result
     let tails = cx
         .tail_model(&choice.dep, choice.cap.batch, choice.cap.service_s)
         .at(lambda);
+    slo_at_peak(w, &tails, lambda)?;
     let at_peak = AtPeak { lambda, tails };
     Ok(assemble(
         cx,
@@ -131,6 +141,47 @@ pub(crate) fn price_plan(cx: &CapacityContext<'_>, buy: &Purchase<'_>) -> Result
         loss,
         &at_peak,
     ))
+}
+
+/// The SLO a p99 at the replicas' share of the peak misses, if any.
+fn slo_at_peak(
+    w: &InferenceWorkload,
+    t: &Tails,
+    lambda: f64,
+) -> Result<(), (RejectReason, String)> {
+    let checks = [
+        (
+            RejectReason::TtftSlo,
+            "TTFT",
+            w.slo.ttft_ms_p99,
+            t.ttft_p99_s * 1e3,
+        ),
+        (
+            RejectReason::TpotSlo,
+            "TPOT",
+            w.slo.tpot_ms_p99,
+            t.tpot_p99_ms,
+        ),
+        (
+            RejectReason::E2eSlo,
+            "end-to-end",
+            w.slo.e2e_ms_p99,
+            t.e2e_p99_s * 1e3,
+        ),
+    ];
+    for (reason, name, limit, value) in checks {
+        if let Some(limit) = limit {
+            if value.is_nan() || value > limit * (1.0 + 1e-9) {
+                return Err((
+                    reason,
+                    format!(
+                        "{name} p99 {value:.1} ms at {lambda:.2} req/s per replica > {limit} ms"
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Builds the plan record from its computed parts.

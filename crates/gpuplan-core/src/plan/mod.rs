@@ -322,8 +322,8 @@ fn price_within_budget(
     let o = buy.candidate.offering;
     let mut plan = match price_plan(cx, buy) {
         Ok(p) => p,
-        Err(why) => {
-            rejected.add(RejectReason::TooManyReplicas, 1, None, || {
+        Err((reason, why)) => {
+            rejected.add(reason, 1, None, || {
                 format!("{} {} ({}): {why}", o.provider, o.instance_type, o.region)
             });
             return None;
