@@ -346,7 +346,7 @@ fn plan_config(
             max_batched_tokens: narrow("max_batched_tokens", p.max_batched_tokens)?,
             kv_cache_tokens: memory.kv_cache_tokens,
             block_tokens: narrow("kv_block_tokens", p.engine.profile().kv_block_tokens)?,
-            whole_prompts: EngineConfig::whole_prompts_on(p.engine),
+            prompts: PromptSteps::of(p.engine),
         },
         router: settings.router,
         warmup_fraction: settings.warmup,

@@ -302,7 +302,7 @@ pub fn trace(data: &[u8]) {
             max_batched_tokens: 2048,
             kv_cache_tokens: *kv_cache_tokens,
             block_tokens: VLLM_BLOCK_TOKENS,
-            whole_prompts: false,
+            prompts: PromptSteps::BesideDecodes,
         },
         router: Router::LeastOutstanding,
         warmup_fraction: 0.1,

@@ -64,7 +64,7 @@ fn setup(requests: u64) -> (DeploymentCost, SimConfig, Traffic) {
             max_batched_tokens: MAX_BATCHED_TOKENS,
             kv_cache_tokens: memory.kv_cache_tokens,
             block_tokens: VLLM_BLOCK_TOKENS,
-            whole_prompts: false,
+            prompts: PromptSteps::BesideDecodes,
         },
         router: Router::LeastOutstanding,
         warmup_fraction: 0.1,

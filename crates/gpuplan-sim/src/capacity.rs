@@ -5,7 +5,7 @@
 
 use crate::config::{Router, SimConfig};
 use crate::cost::DeploymentCost;
-use crate::engine::EngineConfig;
+use crate::engine::{EngineConfig, PromptSteps};
 use crate::error::SimError;
 use crate::fleet::Dynamics;
 use crate::sim::simulate;
@@ -76,7 +76,7 @@ pub fn simulated_capacity(q: &CapacityQuery<'_>) -> Result<SimulatedCapacity, Si
             max_batched_tokens: narrow(q.workload.max_batched_tokens),
             kv_cache_tokens: replica.memory.kv_cache_tokens,
             block_tokens: narrow(q.engine.profile().kv_block_tokens),
-            whole_prompts: EngineConfig::whole_prompts_on(q.engine),
+            prompts: PromptSteps::of(q.engine),
         },
         router: Router::LeastOutstanding,
         warmup_fraction: 0.1,

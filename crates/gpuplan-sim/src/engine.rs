@@ -1,6 +1,9 @@
-//! One replica's continuous-batching scheduler, as vLLM V1 runs it.
+//! One replica's continuous-batching scheduler, as vLLM V1 runs it, with
+//! the prompt policies of TensorRT-LLM (whole prompts beside the decodes)
+//! and SGLang (prompt chunks in steps of their own, decodes waiting:
+//! [`PromptSteps`]).
 //!
-//! Each iteration (engine step) the scheduler
+//! Each iteration (engine step) the vLLM scheduler
 //! 1. gives every decoding sequence one token,
 //! 2. continues the prefills of running requests in admission order with what
 //!    is left of the token budget (chunked prefill),
@@ -39,19 +42,33 @@ pub struct EngineConfig {
     pub kv_cache_tokens: u64,
     /// Tokens per KV block.
     pub block_tokens: u32,
-    /// A new prompt runs whole in one step, waiting for a step with room for
-    /// all of it (TensorRT-LLM's default: chunked context off); false: it
-    /// is chunked to what the step's budget leaves (vLLM). A prompt longer
-    /// than the whole budget is chunked either way. SGLang's default —
-    /// prompt chunks in steps of their own, decodes paused — is simulated
-    /// as vLLM's policy.
-    pub whole_prompts: bool,
+    /// How prompts share steps with decodes.
+    pub prompts: PromptSteps,
 }
 
-impl EngineConfig {
-    /// Whether `engine` runs prompts whole ([`EngineConfig::whole_prompts`]).
-    pub fn whole_prompts_on(engine: gpuplan_core::Engine) -> bool {
-        engine.profile().prefill_policy == gpuplan_core::PrefillPolicy::WholeBesideDecodes
+/// How the scheduler places prompt tokens (the engine's prefill policy,
+/// [`gpuplan_core::PrefillPolicy`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PromptSteps {
+    /// Decodes first, prompt chunks fill what the budget leaves (vLLM V1).
+    BesideDecodes,
+    /// A new prompt runs whole beside the decodes, waiting for a step with
+    /// room for all of it (TensorRT-LLM, chunked context off). A prompt
+    /// longer than the whole budget is chunked.
+    Whole,
+    /// Prompt chunks run in steps of their own while decodes wait; decodes
+    /// run when no prompt can be scheduled (SGLang's default, prefill first).
+    Separate,
+}
+
+impl PromptSteps {
+    /// The policy of `engine`.
+    pub fn of(engine: gpuplan_core::Engine) -> PromptSteps {
+        match engine.profile().prefill_policy {
+            gpuplan_core::PrefillPolicy::ChunkedBesideDecodes => PromptSteps::BesideDecodes,
+            gpuplan_core::PrefillPolicy::WholeBesideDecodes => PromptSteps::Whole,
+            gpuplan_core::PrefillPolicy::ChunkedSeparate => PromptSteps::Separate,
+        }
     }
 }
 
@@ -119,6 +136,9 @@ pub(crate) struct StepOutcome {
     pub decode_streams: u64,
     /// Output tokens sampled (decodes plus prefills that completed).
     pub tokens: u64,
+    /// Time the decoding streams also waited, before this step, on steps of
+    /// prompt chunks alone (part of this step's inter-token gap).
+    pub paused_s: f64,
 }
 
 /// One replica's scheduler state; every buffer is allocated once.
@@ -127,7 +147,11 @@ pub(crate) struct Replica {
     block_tokens: u64,
     max_num_seqs: usize,
     max_batched_tokens: u64,
-    whole_prompts: bool,
+    prompts: PromptSteps,
+    /// The step in progress runs prompt chunks only (decodes wait).
+    prefill_only: bool,
+    /// Time decodes have waited on prompt-only steps since their last token.
+    paused_s: f64,
     pub total_blocks: u64,
     free_blocks: u64,
     waiting: VecDeque<u32>,
@@ -170,7 +194,9 @@ impl Replica {
             block_tokens,
             max_num_seqs: seqs,
             max_batched_tokens: u64::from(cfg.max_batched_tokens),
-            whole_prompts: cfg.whole_prompts,
+            prompts: cfg.prompts,
+            prefill_only: false,
+            paused_s: 0.0,
             total_blocks,
             free_blocks: total_blocks,
             waiting: VecDeque::with_capacity(seqs * 4),
@@ -298,12 +324,47 @@ impl Replica {
         now: f64,
         cost: &dyn CostModel,
     ) -> Option<f64> {
-        let bt = self.block_tokens;
         let mut budget = self.max_batched_tokens;
         let mut preempted = false;
         self.chunks.clear();
-        // 1. Decodes: one token each; the class whose KV length is a
-        //    multiple of the block size at this step needs one new block each.
+        self.prefill_only = false;
+        if self.prompts == PromptSteps::Separate {
+            // Prefill first: a step of prompt chunks alone when any can run,
+            // else a step of decodes alone.
+            self.prefill_only = true;
+            self.schedule_prompts(reqs, now, &mut budget, &mut preempted);
+            if self.chunks.is_empty() {
+                self.prefill_only = false;
+                budget = self.max_batched_tokens;
+                self.schedule_decodes(reqs, &mut budget);
+                // Only decodes this step: nothing may be admitted.
+                budget = 0;
+            }
+        } else {
+            preempted |= self.schedule_decodes(reqs, &mut budget);
+        }
+        if !self.prefill_only && budget > 0 {
+            self.schedule_prompts(reqs, now, &mut budget, &mut preempted);
+        }
+        if self.decode_count == 0 && self.chunks.is_empty() {
+            self.decode_reserved = false;
+            self.busy = false;
+            return None;
+        }
+        let work = self.work(reqs);
+        self.step_s = cost.iteration_s(&work);
+        self.step_running = self.running.len() as u64;
+        self.busy = true;
+        Some(self.step_s)
+    }
+
+    /// Step 1: every decoding sequence gets one token; the class whose KV
+    /// length is a multiple of the block size at this step needs one new
+    /// block each (the newest requests are preempted until it fits).
+    /// Returns whether it preempted.
+    fn schedule_decodes(&mut self, reqs: &mut [Request], budget: &mut u64) -> bool {
+        let bt = self.block_tokens;
+        let mut preempted = false;
         let class = (bt - self.step % bt) as usize % bt as usize;
         while self.phase_count[class] > self.free_blocks {
             if self.preempt_newest(reqs).is_none() {
@@ -313,22 +374,35 @@ impl Replica {
         }
         self.free_blocks -= self.phase_count[class];
         self.decode_reserved = true;
-        budget -= self.decode_count.min(budget);
+        *budget -= self.decode_count.min(*budget);
+        preempted
+    }
+
+    /// Steps 2 and 3: prompt chunks of running requests, then admissions,
+    /// within what is left of the budget.
+    fn schedule_prompts(
+        &mut self,
+        reqs: &mut [Request],
+        now: f64,
+        budget: &mut u64,
+        preempted: &mut bool,
+    ) {
+        let bt = self.block_tokens;
         // 2. Prefill chunks of running requests, oldest first.
         let mut i = 0;
-        while i < self.prefilling.len() && budget > 0 {
+        while i < self.prefilling.len() && *budget > 0 {
             let id = self.prefilling[i];
             let r = reqs[id as usize];
-            let chunk = u64::from(r.target - r.computed).min(budget);
+            let chunk = u64::from(r.target - r.computed).min(*budget);
             let done = u64::from(r.computed);
             let need = blocks(done + chunk, bt) - blocks(done, bt);
             let mut evicted_self = false;
             while need > self.free_blocks {
                 match self.preempt_newest(reqs) {
                     Some((victim, was_decoding)) => {
-                        preempted = true;
+                        *preempted = true;
                         // A preempted decoder gives back its token of the budget (V1).
-                        budget += u64::from(was_decoding);
+                        *budget += u64::from(was_decoding);
                         if victim == id {
                             evicted_self = true;
                             break;
@@ -345,12 +419,12 @@ impl Replica {
             }
             self.free_blocks -= need;
             self.chunks.push((id, chunk as u32));
-            budget -= chunk;
+            *budget -= chunk;
             i += 1;
         }
         // 3. Admissions, first come first served; none in a step that preempted (V1).
-        if !preempted {
-            while budget > 0 && self.running.len() < self.max_num_seqs {
+        if !*preempted {
+            while *budget > 0 && self.running.len() < self.max_num_seqs {
                 let Some(&id) = self.waiting.front() else {
                     break;
                 };
@@ -359,13 +433,13 @@ impl Replica {
                 let target = r.input_tokens + r.generated;
                 // Without chunked context a prompt waits for a step with
                 // room for all of it (unless nothing ever could hold it).
-                if self.whole_prompts
-                    && u64::from(target) > budget
+                if self.prompts == PromptSteps::Whole
+                    && u64::from(target) > *budget
                     && u64::from(target) <= self.max_batched_tokens
                 {
                     break;
                 }
-                let chunk = u64::from(target).min(budget);
+                let chunk = u64::from(target).min(*budget);
                 let need = blocks(chunk, bt);
                 // A new request waits for free blocks; it evicts no one (V1).
                 if need > self.free_blocks {
@@ -382,26 +456,25 @@ impl Replica {
                 self.prefilling.push(id);
                 self.free_blocks -= need;
                 self.chunks.push((id, chunk as u32));
-                budget -= chunk;
+                *budget -= chunk;
             }
         }
-        if self.decode_count == 0 && self.chunks.is_empty() {
-            self.decode_reserved = false;
-            self.busy = false;
-            return None;
-        }
-        let work = self.work(reqs);
-        self.step_s = cost.iteration_s(&work);
-        self.step_running = self.running.len() as u64;
-        self.busy = true;
-        Some(self.step_s)
     }
 
     /// The planned step's work for the cost model.
     fn work(&self, reqs: &[Request]) -> IterationWork {
-        let decodes = self.decode_count as f64;
+        // A step of prompt chunks alone runs no decode.
+        let decodes = if self.prefill_only {
+            0.0
+        } else {
+            self.decode_count as f64
+        };
         // Each decoder attends to its KV tokens plus the token it processes.
-        let context = self.decode_base_sum as f64 + decodes * (self.step as f64 + 1.0);
+        let context = if self.prefill_only {
+            0.0
+        } else {
+            self.decode_base_sum as f64 + decodes * (self.step as f64 + 1.0)
+        };
         let mut prefill_tokens = 0.0;
         let mut pairs = 0.0;
         let mut completing = 0.0;
@@ -434,13 +507,33 @@ impl Replica {
     ) -> StepOutcome {
         let bt = self.block_tokens;
         let this_step = self.step;
-        let outcome_decodes = self.decode_count;
-        let mut tokens = self.decode_count;
-        self.step += 1;
+        let prefill_only = self.prefill_only;
+        self.prefill_only = false;
         self.decode_reserved = false;
         self.busy = false;
+        // Decoders advance only in a step that ran them; the step counter
+        // counts such steps.
+        let (outcome_decodes, mut tokens, paused_s) = if prefill_only {
+            // The decoders in flight waited through this step (those that
+            // join later are counted as if they had too: an approximation of
+            // the inter-token tally only; TPOT comes from timestamps).
+            if self.decode_count > 0 {
+                self.paused_s += self.step_s;
+            }
+            (0, 0, 0.0)
+        } else {
+            self.step += 1;
+            (
+                self.decode_count,
+                self.decode_count,
+                std::mem::take(&mut self.paused_s),
+            )
+        };
         // Decoders whose last token this step sampled.
         while let Some(&Reverse((last, id, epoch))) = self.finish_heap.peek() {
+            if prefill_only {
+                break;
+            }
             if last > this_step {
                 break;
             }
@@ -491,6 +584,7 @@ impl Replica {
         StepOutcome {
             decode_streams: outcome_decodes,
             tokens,
+            paused_s,
         }
     }
 

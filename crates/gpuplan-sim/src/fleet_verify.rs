@@ -5,7 +5,7 @@
 
 use crate::config::{Router, SimConfig};
 use crate::cost::DeploymentCost;
-use crate::engine::{EngineConfig, VLLM_BLOCK_TOKENS};
+use crate::engine::{EngineConfig, PromptSteps, VLLM_BLOCK_TOKENS};
 use crate::error::SimError;
 use crate::fleet::Dynamics;
 use crate::sim::simulate;
@@ -171,7 +171,7 @@ fn simulate_service(
             max_batched_tokens: narrow("max_batched_tokens", w.max_batched_tokens)?,
             kv_cache_tokens: s.fit.kv_cache_tokens,
             block_tokens: VLLM_BLOCK_TOKENS,
-            whole_prompts: false,
+            prompts: PromptSteps::BesideDecodes,
         },
         router: Router::LeastOutstanding,
         warmup_fraction: 0.1,

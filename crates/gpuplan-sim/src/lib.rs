@@ -34,7 +34,7 @@
 //!         max_batched_tokens: 8192,
 //!         kv_cache_tokens: memory.kv_cache_tokens,
 //!         block_tokens: VLLM_BLOCK_TOKENS,
-//!         whole_prompts: false,
+//!         prompts: PromptSteps::BesideDecodes,
 //!     },
 //!     router: Router::LeastOutstanding,
 //!     warmup_fraction: 0.1,
@@ -77,7 +77,7 @@ mod verify;
 pub use capacity::{simulated_capacity, CapacityQuery, SimulatedCapacity, CAPACITY_BISECTIONS};
 pub use config::{Router, SimConfig, SimResult};
 pub use cost::{CostModel, DeploymentCost};
-pub use engine::{EngineConfig, VLLM_BLOCK_TOKENS};
+pub use engine::{EngineConfig, PromptSteps, VLLM_BLOCK_TOKENS};
 pub use error::SimError;
 pub use fleet::{
     scale_up_delay_s, Autoscale, Dynamics, Failures, TimePoint, ENGINE_WARMUP_S,

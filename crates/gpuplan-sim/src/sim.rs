@@ -457,7 +457,9 @@ impl<'a> Run<'a> {
             self.tally.window_slot_s += step_s * running as f64;
         }
         if now >= self.window_start_s {
-            self.tally.itl.record_s(step_s, outcome.decode_streams);
+            self.tally
+                .itl
+                .record_s(step_s + outcome.paused_s, outcome.decode_streams);
         }
         for k in 0..self.finished.len() {
             let id = self.finished[k];

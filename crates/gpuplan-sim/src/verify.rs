@@ -4,7 +4,7 @@
 
 use crate::config::{Router, SimConfig, SimResult};
 use crate::cost::DeploymentCost;
-use crate::engine::EngineConfig;
+use crate::engine::{EngineConfig, PromptSteps};
 use crate::error::SimError;
 use crate::fleet::Dynamics;
 use crate::sim::simulate;
@@ -69,7 +69,7 @@ pub fn simulate_plan(
             max_batched_tokens: narrow("max_batched_tokens", plan.max_batched_tokens)?,
             kv_cache_tokens: replica.memory.kv_cache_tokens,
             block_tokens: narrow("kv_block_tokens", plan.engine.profile().kv_block_tokens)?,
-            whole_prompts: EngineConfig::whole_prompts_on(plan.engine),
+            prompts: PromptSteps::of(plan.engine),
         },
         router: Router::LeastOutstanding,
         warmup_fraction: 0.1,

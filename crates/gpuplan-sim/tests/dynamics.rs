@@ -26,7 +26,7 @@ fn config(replicas: u32, dynamics: Dynamics) -> SimConfig {
             max_batched_tokens: 4096,
             kv_cache_tokens: 1 << 22,
             block_tokens: VLLM_BLOCK_TOKENS,
-            whole_prompts: false,
+            prompts: PromptSteps::BesideDecodes,
         },
         router: Router::LeastOutstanding,
         warmup_fraction: 0.0,

@@ -2,7 +2,8 @@
 
 use gpuplan_core::{IterationWork, Slo};
 use gpuplan_sim::{
-    simulate, CostModel, Dynamics, EngineConfig, Router, SimConfig, SimResult, Trace, Traffic,
+    simulate, CostModel, Dynamics, EngineConfig, PromptSteps, Router, SimConfig, SimResult, Trace,
+    Traffic,
 };
 
 /// Every step takes one second, whatever it runs.
@@ -16,7 +17,12 @@ impl CostModel for OneSecond {
 
 /// Runs `trace` (CSV rows) on one replica with the given limits.
 fn check(trace: &str, max_batched_tokens: u32, kv_cache_tokens: u64) -> SimResult {
-    run(trace, max_batched_tokens, kv_cache_tokens, false)
+    run(
+        trace,
+        max_batched_tokens,
+        kv_cache_tokens,
+        PromptSteps::BesideDecodes,
+    )
 }
 
 /// `check` with the prompt policy chosen.
@@ -24,7 +30,7 @@ fn run(
     trace: &str,
     max_batched_tokens: u32,
     kv_cache_tokens: u64,
-    whole_prompts: bool,
+    prompts: PromptSteps,
 ) -> SimResult {
     let config = SimConfig {
         replicas: 1,
@@ -33,7 +39,7 @@ fn run(
             max_batched_tokens,
             kv_cache_tokens,
             block_tokens: 16,
-            whole_prompts,
+            prompts,
         },
         router: Router::LeastOutstanding,
         warmup_fraction: 0.0,
@@ -85,7 +91,7 @@ fn without_chunked_context_a_prompt_waits_for_a_step_with_room_for_all_of_it() {
 ",
         10,
         640,
-        false,
+        PromptSteps::BesideDecodes,
     );
     same(chunked.ttft_ms.p999, 1.0);
     // Whole (TensorRT-LLM): 9 tokens fit the 9 left, the same.
@@ -95,7 +101,7 @@ fn without_chunked_context_a_prompt_waits_for_a_step_with_room_for_all_of_it() {
 ",
         10,
         640,
-        true,
+        PromptSteps::Whole,
     );
     same(whole.ttft_ms.p999, 1.0);
     // B of 10 tokens: chunked, 9 in step 2 and 1 in step 3 (TTFT 2 s);
@@ -107,7 +113,7 @@ fn without_chunked_context_a_prompt_waits_for_a_step_with_room_for_all_of_it() {
 ",
         10,
         640,
-        false,
+        PromptSteps::BesideDecodes,
     );
     same(chunked.ttft_ms.p999, 2.0);
     let whole = run(
@@ -116,15 +122,34 @@ fn without_chunked_context_a_prompt_waits_for_a_step_with_room_for_all_of_it() {
 ",
         10,
         640,
-        true,
+        PromptSteps::Whole,
     );
     same(whole.ttft_ms.p999, 3.0);
     // A prompt longer than the whole budget is chunked either way.
-    let long = run(
-        "0,25,2
-", 10, 640, true,
-    );
+    let long = run("0,25,2\n", 10, 640, PromptSteps::Whole);
     same(long.ttft_ms.p50, 3.0);
+}
+
+#[test]
+fn prefill_first_pauses_the_decodes_for_a_new_prompt() {
+    // A (8 tokens, 4 out) prefills in step 1 (token 1 at 1 s). B (5 tokens,
+    // 1 out) arrives at 1 s.
+    // Beside decodes (vLLM): step 2 runs A's decode and B's prompt (B done at
+    // 2 s); A's tokens 2–4 end steps 2–4: A finishes at 4 s.
+    let mixed = run("0,8,4\n1,5,1\n", 100, 640, PromptSteps::BesideDecodes);
+    same(mixed.e2e_ms.p999, 4.0);
+    same(mixed.ttft_ms.p999, 1.0);
+    // Prefill first (SGLang): step 2 runs B's prompt alone (B done at 2 s)
+    // while A waits; A's tokens 2–4 end steps 3–5: A finishes at 5 s, and
+    // its gap across the pause is two steps.
+    let separate = run("0,8,4\n1,5,1\n", 100, 640, PromptSteps::Separate);
+    same(separate.e2e_ms.p999, 5.0);
+    same(separate.ttft_ms.p999, 1.0);
+    same(separate.itl_ms.p999, 2.0);
+    assert_eq!(separate.requests_completed, 2);
+    // Without new prompts, prefill first is plain decoding.
+    let alone = run("0,8,4\n", 100, 640, PromptSteps::Separate);
+    same(alone.e2e_ms.p50, 4.0);
 }
 
 #[test]

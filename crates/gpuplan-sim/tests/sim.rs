@@ -29,7 +29,7 @@ fn engine(max_num_seqs: u32, max_batched_tokens: u32, kv_cache_tokens: u64) -> E
         max_batched_tokens,
         kv_cache_tokens,
         block_tokens: VLLM_BLOCK_TOKENS,
-        whole_prompts: false,
+        prompts: PromptSteps::BesideDecodes,
     }
 }
 

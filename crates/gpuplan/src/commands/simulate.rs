@@ -181,7 +181,7 @@ fn run_deployment(
         max_batched_tokens: narrow("--max-batched-tokens", cmd.max_batched_tokens)?,
         kv_cache_tokens: memory.kv_cache_tokens,
         block_tokens: narrow("kv_block_tokens", w.engines[0].profile().kv_block_tokens)?,
-        whole_prompts: EngineConfig::whole_prompts_on(w.engines[0]),
+        prompts: PromptSteps::of(w.engines[0]),
     };
     // Without a plan, the autoscaler aims at 80 % of the batch cap per replica.
     let target = 0.8 * cmd.max_num_seqs as f64;
