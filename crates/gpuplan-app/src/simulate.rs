@@ -8,9 +8,9 @@ use gpuplan_core::limits::{Count, Span};
 use gpuplan_core::{plan_replica, Calibration, InferenceWorkload, Plan, PlanReport};
 use gpuplan_sim::{
     scale_up_delay_s, simulate_with_progress, Autoscale, ClosedLoop, DeploymentCost, Dynamics,
-    EngineConfig, Failures, Histograms, Progress, RateCurve, Router, SimConfig, SimResult, Stop,
-    SyntheticTraffic, Trace, Traffic, VerifyOptions, DAY_S, HPA_SCALE_DOWN_STABILIZATION_S,
-    HPA_SYNC_PERIOD_S,
+    EngineConfig, Failures, Histograms, Progress, PromptSteps, RateCurve, Router, SimConfig,
+    SimResult, Stop, SyntheticTraffic, Trace, Traffic, VerifyOptions, DAY_S,
+    HPA_SCALE_DOWN_STABILIZATION_S, HPA_SYNC_PERIOD_S,
 };
 
 /// Requests simulated when neither a count, a duration nor a trace is given.

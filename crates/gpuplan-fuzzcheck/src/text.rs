@@ -11,8 +11,8 @@ use gpuplan_core::{
     MigGeometry, RawWorkload, WorkloadFormat,
 };
 use gpuplan_sim::{
-    simulate, DeploymentCost, EngineConfig, Router, SimConfig, SimError, TokenLengths, Trace,
-    Traffic, VLLM_BLOCK_TOKENS,
+    simulate, DeploymentCost, EngineConfig, PromptSteps, Router, SimConfig, SimError, TokenLengths,
+    Trace, Traffic, VLLM_BLOCK_TOKENS,
 };
 use std::sync::OnceLock;
 

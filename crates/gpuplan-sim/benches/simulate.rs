@@ -10,8 +10,8 @@ use gpuplan_core::{
     Layout, Slo, TokenStats,
 };
 use gpuplan_sim::{
-    simulate, ArrivalProcess, DeploymentCost, Dynamics, EngineConfig, Router, SimConfig, Stop,
-    SyntheticTraffic, TokenLengths, Traffic, VLLM_BLOCK_TOKENS,
+    simulate, ArrivalProcess, DeploymentCost, Dynamics, EngineConfig, PromptSteps, Router,
+    SimConfig, Stop, SyntheticTraffic, TokenLengths, Traffic, VLLM_BLOCK_TOKENS,
 };
 
 fn main() {

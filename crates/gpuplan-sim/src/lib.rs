@@ -14,7 +14,7 @@
 //! use gpuplan_catalog::{Catalog, Precision};
 //! use gpuplan_core::{inference_memory, Calibration, Deployment, EngineLimits,
 //!     InferenceMemoryInput, Layout, Slo, TokenStats};
-//! use gpuplan_sim::{simulate, ArrivalProcess, DeploymentCost, Dynamics, EngineConfig, Router,
+//! use gpuplan_sim::{simulate, ArrivalProcess, DeploymentCost, Dynamics, EngineConfig, PromptSteps, Router,
 //!     SimConfig, Stop, SyntheticTraffic, TokenLengths, Traffic, VLLM_BLOCK_TOKENS};
 //!
 //! let catalog = Catalog::embedded().unwrap();

@@ -4,8 +4,8 @@
 use gpuplan_core::{IterationWork, Slo};
 use gpuplan_sim::{
     simulate, ArrivalProcess, Autoscale, ClosedLoop, CostModel, Dynamics, EngineConfig, Failures,
-    RateCurve, Router, SimConfig, SimResult, Stop, SyntheticTraffic, TokenLengths, Traffic,
-    VLLM_BLOCK_TOKENS,
+    PromptSteps, RateCurve, Router, SimConfig, SimResult, Stop, SyntheticTraffic, TokenLengths,
+    Traffic, VLLM_BLOCK_TOKENS,
 };
 
 /// 10 ms a step plus 20 µs per prompt token: a replica with 32 slots and

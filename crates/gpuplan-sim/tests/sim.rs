@@ -6,8 +6,9 @@ use gpuplan_core::{
     Deployment, EngineLimits, InferenceMemoryInput, IterationWork, Layout, Slo, TokenStats,
 };
 use gpuplan_sim::{
-    simulate, ArrivalProcess, CostModel, DeploymentCost, Dynamics, EngineConfig, Router, SimConfig,
-    SimResult, Stop, SyntheticTraffic, TokenLengths, Trace, Traffic, VLLM_BLOCK_TOKENS,
+    simulate, ArrivalProcess, CostModel, DeploymentCost, Dynamics, EngineConfig, PromptSteps,
+    Router, SimConfig, SimResult, Stop, SyntheticTraffic, TokenLengths, Trace, Traffic,
+    VLLM_BLOCK_TOKENS,
 };
 
 /// A step costs `per_prefill_token_s` per prompt token and `per_step_s` flat:

@@ -16,7 +16,8 @@ use gpuplan_core::{
 };
 use gpuplan_sim::{
     simulate_with_progress, ArrivalProcess, DeploymentCost, EngineConfig, Histograms, Percentiles,
-    Progress, RateCurve, Router, SimConfig, SimResult, Stop, TimePoint, Trace, Traffic,
+    Progress, PromptSteps, RateCurve, Router, SimConfig, SimResult, Stop, TimePoint, Trace,
+    Traffic,
 };
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
