@@ -268,8 +268,7 @@ fn print_family_markdown(report: &gpuplan_core::ValidationReport) {
     if report.summary.by_family.is_empty() {
         return;
     }
-    println!("| family · scenario | rows predicted | skipped | median abs error | p90 abs error | worst |");
-    println!("|---|---:|---:|---:|---:|---:|");
+    print_group_markdown("family · scenario", &report.summary.by_family);
     let (mut predicted, mut llm) = (0, 0);
     for (f, s) in &report.summary.by_family {
         if f.starts_with("llm ") {
@@ -277,16 +276,7 @@ fn print_family_markdown(report: &gpuplan_core::ValidationReport) {
         } else {
             predicted += s.n_predicted;
         }
-        println!(
-            "| {f} | {} | {} | {}% | {}% | {}% |",
-            s.n_predicted,
-            s.n_skipped,
-            opt(s.median_abs_pct_error, 1),
-            opt(s.p90_abs_pct_error, 1),
-            opt(s.max_abs_pct_error, 1)
-        );
     }
-    println!();
     println!(
         "Non-LLM rows: {predicted} predicted with {} fitted factors (`data/nonllm_calibration.csv`) on top of the LLM calibration.",
         bundled_factors().factors.len()
