@@ -155,6 +155,7 @@ pub fn build_traffic(
     w: &InferenceWorkload,
     histograms: Histograms<'_>,
 ) -> AppResult<Traffic> {
+    gpuplan_sim::check_simulable(w)?;
     if let Some(trace) = &settings.trace {
         return Ok(Traffic::Trace(trace.clone()));
     }

@@ -173,6 +173,16 @@ impl ModelArch {
                 norms_per_layer: 4,
                 ..base
             }
+        } else if a.starts_with("GPTJ") {
+            // One LayerNorm feeding attention and MLP in parallel; the MLP's
+            // fc_in/fc_out carry biases, the attention projections none.
+            ArchRules {
+                layer_norm: true,
+                norms_per_layer: 1,
+                parallel_block: true,
+                mlp_bias: true,
+                ..base
+            }
         } else if a.starts_with("Falcon") {
             ArchRules {
                 layer_norm: true,

@@ -74,6 +74,8 @@ pub const SEQUENCE_TOKENS: Count = Count::new(1, 1 << 27);
 /// the default batch cap is always valid. [`check_replica`](crate::check_replica)
 /// also checks the pair (`max_batched_tokens >= max_num_seqs`).
 pub const MAX_BATCHED_TOKENS: Count = Count::new(256, 1 << 24);
+/// `traffic.beam_width`: beams per request, 1 (no beam search) to 32.
+pub const BEAM_WIDTH: Count = Count::new(1, 32);
 /// `--max-num-seqs` and `--concurrency`: 1 to 2^20 sequences.
 pub const SEQUENCES: Count = Count::new(1, 1 << 20);
 /// Sequences per micro-batch per GPU (training): 1 to 65,536.

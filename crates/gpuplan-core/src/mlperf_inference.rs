@@ -159,16 +159,20 @@ fn candidate_layouts(row: &BenchmarkRow, gpus: u64) -> Vec<Layout> {
         .collect()
 }
 
-/// What an MLPerf row ran: model, GPU, GPU count, precision, the data
-/// set's lengths and the serving engine.
-type RowInputs<'c> = (
-    ModelArch,
-    &'c GpuSpec,
-    u64,
-    Precision,
-    DatasetLengths,
-    Engine,
-);
+/// What an MLPerf row ran.
+struct RowInputs<'c> {
+    model: ModelArch,
+    gpu: &'c GpuSpec,
+    /// GPUs in the system.
+    gpus: u64,
+    precision: Precision,
+    /// The data set's lengths.
+    lengths: DatasetLengths,
+    /// The serving engine.
+    engine: Engine,
+    /// Beams per sample (GPT-J's reference generates with 4).
+    beams: u32,
+}
 
 /// Checks that the row is one gpuplan models and returns what it ran.
 fn row_inputs<'c>(
@@ -176,9 +180,6 @@ fn row_inputs<'c>(
     row: &BenchmarkRow,
     lengths: &Calibration,
 ) -> Result<RowInputs<'c>, String> {
-    if row.dataset == "gptj" {
-        return Err("beam search (4 beams, GPT-J) is not modelled".into());
-    }
     let model = catalog.model(&row.model).map_err(|e| e.to_string())?;
     let gpu = catalog.gpu(&row.gpu).map_err(|e| e.to_string())?;
     // NVIDIA factors are fitted on TensorRT-LLM, CDNA3's on ROCm vLLM; vLLM
@@ -192,10 +193,22 @@ fn row_inputs<'c>(
             ))
         }
     };
+    let beams = u32::try_from(row.beam.unwrap_or(1)).map_err(|_| "beam width beyond 2^32")?;
+    if beams > 1 {
+        engine.beam_search()?;
+    }
     let gpus = row.gpu_count.ok_or("row has no GPU count")?;
     let precision = submission_precision(row, gpu)?;
     let len = dataset_lengths(&row.dataset, lengths)?;
-    Ok((model, gpu, gpus, precision, len, engine))
+    Ok(RowInputs {
+        model,
+        gpu,
+        gpus,
+        precision,
+        lengths: len,
+        engine,
+        beams,
+    })
 }
 
 /// Predicts an MLPerf LLM row: output tokens/s of the whole system.
@@ -221,12 +234,13 @@ pub fn predict_mlperf_llm(
             )),
         ));
     }
-    let (model, gpu, gpus, precision, len, engine) = row_inputs(catalog, row, lengths)?;
+    let inputs = row_inputs(catalog, row, lengths)?;
+    let (gpus, precision) = (inputs.gpus, inputs.precision);
     let mut best: Option<(f64, String)> = None;
     let mut last_err = String::from("no layout divides the GPUs");
     for layout in candidate_layouts(row, gpus) {
         let replicas = (gpus / u64::from(layout.gpus())) as f64;
-        match offline(&model, gpu, layout, precision, engine, &len, cal) {
+        match offline(&inputs, layout, cal) {
             Ok((per_replica, why)) => {
                 let value = per_replica * replicas;
                 if best.as_ref().is_none_or(|(v, _)| value > *v) {
@@ -278,14 +292,16 @@ pub fn server_setup(
     cal: &Calibration,
     lengths: &Calibration,
 ) -> Result<ServerSetup, String> {
-    let (model, gpu, gpus, precision, len, engine) = row_inputs(catalog, row, lengths)?;
-    let ttft = row
-        .ttft_p99_bound_ms
-        .ok_or("row states no p99 TTFT bound")?;
-    let tpot = row
-        .tpot_p99_bound_ms
-        .ok_or("row states no p99 TPOT bound")?;
-    let w = workload(catalog, &model, precision, &len, ttft, tpot)?;
+    let inputs = row_inputs(catalog, row, lengths)?;
+    let RowInputs {
+        gpu,
+        gpus,
+        precision,
+        engine,
+        ..
+    } = inputs;
+    let bounds = Bounds::of(row)?;
+    let w = workload(catalog, &inputs, bounds)?;
     let mut best: Option<ServerSetup> = None;
     let mut last_err = String::from("no layout divides the GPUs");
     for layout in candidate_layouts(row, gpus) {
@@ -311,7 +327,7 @@ pub fn server_setup(
                     layout,
                     replicas,
                     capacity,
-                    output_mean: len.output_mean,
+                    output_mean: inputs.lengths.output_mean,
                 };
                 let value = setup.system_tokens_per_s(capacity.capacity_rps);
                 if best
@@ -328,25 +344,26 @@ pub fn server_setup(
 }
 
 /// Offline: trtllm-bench's maximum throughput at the data set's mean lengths.
-fn offline(
-    model: &ModelArch,
-    gpu: &GpuSpec,
-    layout: Layout,
-    precision: Precision,
-    engine: Engine,
-    len: &DatasetLengths,
-    cal: &Calibration,
-) -> Result<(f64, String), String> {
+fn offline(inputs: &RowInputs<'_>, layout: Layout, cal: &Calibration) -> Result<(f64, String), String> {
+    let RowInputs {
+        model,
+        gpu,
+        precision,
+        engine,
+        lengths: len,
+        ..
+    } = inputs;
     let dep = Deployment::new(
         model,
         gpu,
         layout,
-        precision,
-        default_kv_precision(precision),
+        *precision,
+        default_kv_precision(*precision),
         cal,
     )
-    .and_then(|d| d.on_engine(engine, gpu, cal))
-    .map_err(|e| e.to_string())?;
+    .and_then(|d| d.on_engine(*engine, gpu, cal))
+    .map_err(|e| e.to_string())?
+    .with_beams(inputs.beams);
     let input = len.input_mean.round().max(1.0) as u64;
     let output = len.output_mean.round().max(1.0) as u64;
     let (state, limit) =
@@ -362,22 +379,57 @@ fn offline(
     ))
 }
 
+/// A Server row's latency bounds: p99 TTFT and TPOT (the LLM benchmarks
+/// since llama2-70b), or p99 end-to-end latency per sample (GPT-J).
+#[derive(Debug, Clone, Copy)]
+struct Bounds {
+    ttft_ms: Option<f64>,
+    tpot_ms: Option<f64>,
+    e2e_ms: Option<f64>,
+}
+
+impl Bounds {
+    fn of(row: &BenchmarkRow) -> Result<Bounds, String> {
+        let b = Bounds {
+            ttft_ms: row.ttft_p99_bound_ms,
+            tpot_ms: row.tpot_p99_bound_ms,
+            e2e_ms: row.latency_p99_bound_ms,
+        };
+        match (b.ttft_ms, b.tpot_ms, b.e2e_ms) {
+            (Some(_), Some(_), _) | (None, None, Some(_)) => Ok(b),
+            _ => Err("row states neither p99 TTFT and TPOT bounds nor a p99 latency bound".into()),
+        }
+    }
+
+    /// The bounds as a workload's `[slo]` lines.
+    fn slo_lines(&self) -> String {
+        [
+            ("ttft_ms_p99", self.ttft_ms),
+            ("tpot_ms_p99", self.tpot_ms),
+            ("e2e_ms_p99", self.e2e_ms),
+        ]
+        .iter()
+        .filter_map(|(k, v)| v.map(|v| format!("{k} = {v}\n")))
+        .collect()
+    }
+}
+
 /// The benchmark as a workload: Poisson arrivals, the data set's lengths,
-/// the p99 bounds as SLOs, and the highest utilisation the planner allows
-/// (MLPerf reports the highest rate that still meets the bounds). The peak
-/// is far above any replica's capacity, so the batch cap the search prefers
-/// (fewest replicas for the peak) is the one with the most capacity.
+/// the p99 bounds as SLOs, the submission's beams and engine, and the
+/// highest utilisation the planner allows (MLPerf reports the highest rate
+/// that still meets the bounds). The peak is far above any replica's
+/// capacity, so the batch cap the search prefers (fewest replicas for the
+/// peak) is the one with the most capacity.
 fn workload(
     catalog: &Catalog,
-    model: &ModelArch,
-    precision: Precision,
-    len: &DatasetLengths,
-    ttft_ms: f64,
-    tpot_ms: f64,
+    inputs: &RowInputs<'_>,
+    bounds: Bounds,
 ) -> Result<InferenceWorkload, String> {
+    let len = &inputs.lengths;
     let text = format!(
         r#"
 kind = "inference"
+engine = "{engine}"
 [model]
 id = "{id}"
 precisions = ["{precision}"]
@@ -385,21 +437,25 @@ precisions = ["{precision}"]
 requests_per_s = 1000000
 input_tokens = {{ mean = {im}, p99 = {ip} }}
 output_tokens = {{ mean = {om}, p99 = {op} }}
+beam_width = {beams}
 [slo]
-ttft_ms_p99 = {ttft_ms}
-tpot_ms_p99 = {tpot_ms}
+{slo}
 [constraints]
 max_utilization = {u}
 "#,
-        id = model.id,
+        engine = inputs.engine,
+        id = inputs.model.id,
+        precision = inputs.precision,
         im = len.input_mean,
         ip = len.input_p99,
         om = len.output_mean,
         op = len.output_p99,
+        beams = inputs.beams,
+        slo = bounds.slo_lines(),
         u = crate::limits::MAX_UTILIZATION.max,
     );
     let raw: RawWorkload = toml::from_str(&text).map_err(|e| e.to_string())?;
-    raw.validate(catalog, Some(model.clone()))
+    raw.validate(catalog, Some(inputs.model.clone()))
         .map_err(|e| e.to_string())
 }
 

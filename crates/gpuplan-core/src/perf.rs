@@ -185,6 +185,9 @@ pub struct Deployment {
     /// That engine's step time relative to the one the family's factors
     /// were fitted on ([`Engine::step_time_factor`]).
     pub step_time_factor: f64,
+    /// Beams each decoding request runs (1 = greedy or sampling). Every
+    /// beam is a sequence in the decode step; the prompt is prefilled once.
+    pub beam_width: f64,
 }
 
 impl Deployment {
@@ -325,6 +328,7 @@ impl Deployment {
             calibrated_family: cal.has_family(gpu),
             engine: Engine::reference_for(gpu),
             step_time_factor: 1.0,
+            beam_width: 1.0,
         })
     }
 
@@ -349,8 +353,39 @@ impl Deployment {
         Ok(self)
     }
 
+    /// The same deployment with every request decoding `beams` beams
+    /// (beam search): each beam is one more sequence in every decode step,
+    /// reading its own context, and samples from its own logits.
+    pub fn with_beams(mut self, beams: u32) -> Deployment {
+        self.beam_width = f64::from(beams.max(1));
+        self
+    }
+
+    /// KV-cache tokens one request holds at its end: the prompt once (its
+    /// blocks are shared by the beams, as TensorRT-LLM's KV cache manager
+    /// and vLLM's prefix sharing keep them) and each beam's own output.
+    pub fn kv_tokens_per_request(&self, input_tokens: f64, output_tokens: f64) -> f64 {
+        input_tokens + self.beam_width * output_tokens
+    }
+
     /// Time of one iteration on one pipeline stage (one TP group).
     pub fn iteration(&self, w: &IterationWork) -> IterationCost {
+        if self.beam_width > 1.0 {
+            // A decoding request is `beam_width` sequences: in the GEMMs, in
+            // the KV it reads and in the logits it samples from.
+            let beams = self.beam_width;
+            return self.sequence_iteration(&IterationWork {
+                decode_seqs: w.decode_seqs * beams,
+                decode_context_sum: w.decode_context_sum * beams,
+                logit_tokens: w.logit_tokens + (beams - 1.0) * w.decode_seqs,
+                ..*w
+            });
+        }
+        self.sequence_iteration(w)
+    }
+
+    /// Time of one iteration whose work counts sequences (beams), not requests.
+    fn sequence_iteration(&self, w: &IterationWork) -> IterationCost {
         let tp = f64::from(self.layout.tp);
         let pp = f64::from(self.layout.pp);
         let per_gpu = 1.0 / (tp * pp);

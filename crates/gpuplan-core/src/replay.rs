@@ -68,7 +68,7 @@ pub fn replica(
             .map(CoreError::from)
             .unwrap_or_else(|| CoreError::invalid("plan", &gpu.name, "a replica vLLM can run"))
     })?;
-    let deployment = checked.deployment(cal)?;
+    let deployment = checked.deployment(cal)?.with_beams(w.beam_width);
     let memory = inference_memory(&checked.memory_input())?;
     Ok(PlanReplica { deployment, memory })
 }

@@ -80,7 +80,12 @@ pub fn steady_state(
     let c = concurrency.max(1.0);
     let b = c / pp;
     let o = output_len.max(1.0);
-    let chunks = prefill_chunks(input_len, b * (o - 1.0) / o, max_batched_tokens);
+    // Each decoding request puts one token per beam into the step's budget.
+    let chunks = prefill_chunks(
+        input_len,
+        b * (o - 1.0) / o * dep.beam_width,
+        max_batched_tokens,
+    );
     let n = chunks + o - 1.0;
     let decode = b * (o - 1.0) / n;
     let prefill = b * input_len / n;
@@ -129,16 +134,28 @@ pub fn steady_state(
     }
 }
 
+/// KV tokens, in whole blocks, one request of `input_len + output_len`
+/// tokens reserves: one sequence; with beam search the prompt's blocks once
+/// and each beam's output blocks ([`Deployment::kv_tokens_per_request`]).
+pub fn request_kv_block_tokens(dep: &Deployment, input_len: u64, output_len: u64) -> f64 {
+    if dep.beam_width > 1.0 {
+        block_tokens(input_len) as f64 + dep.beam_width * block_tokens(output_len) as f64
+    } else {
+        block_tokens(input_len + output_len) as f64
+    }
+}
+
 /// The largest concurrency the KV cache and the batch cap allow for
 /// requests of `input_len + output_len` tokens (the engine reserves the full
 /// length, in whole blocks, before admitting a request).
 pub fn max_concurrency(
+    dep: &Deployment,
     kv_tokens: f64,
     input_len: u64,
     output_len: u64,
     batch_cap: f64,
 ) -> (f64, Bound) {
-    let per_seq = block_tokens(input_len + output_len) as f64;
+    let per_seq = request_kv_block_tokens(dep, input_len, output_len);
     let by_kv = (kv_tokens / per_seq).floor();
     if by_kv <= batch_cap {
         (by_kv, Bound::KvCapacity)
@@ -198,7 +215,8 @@ pub fn trtllm_bench_settings(
     };
     let engine_gib = model.params().total() as f64 * bytes_per_param / GIB;
     let available = gpu.memory_gib * TRTLLM_USABLE_MEMORY_FRACTION * gpus - engine_gib;
-    let max_requests = available * 0.95 / (per_token_gib * (input_len + output_len) as f64);
+    let request_tokens = dep.kv_tokens_per_request(input_len as f64, output_len as f64);
+    let max_requests = available * 0.95 / (per_token_gib * request_tokens);
     let raw_batch = max_requests.min(4096.0) / f64::from(dep.layout.pp);
     let raw_tokens = (raw_batch * (1.0 + input_len as f64 / output_len.max(1) as f64)).min(32768.0);
     let round = |x: f64, step: f64| step * (x / step).ceil();
@@ -292,9 +310,12 @@ pub fn trtllm_bench_throughput(
     let (max_batch, max_tokens) = trtllm_bench_settings(model, gpu, dep, input_len, output_len);
     let kv = trtllm_kv_tokens(dep, model, gpu, cal, 0.95, max_tokens, max_batch);
     let pp = f64::from(dep.layout.pp);
-    let token_cap = max_tokens as f64 / (1.0 + input_len as f64 / output_len.max(1) as f64);
+    // A request's share of a step's token budget: a token per beam, and its
+    // prompt spread over its output steps.
+    let token_cap =
+        max_tokens as f64 / (dep.beam_width + input_len as f64 / output_len.max(1) as f64);
     let cap = (pp * max_batch as f64).min(pp * token_cap);
-    let (c, limit) = max_concurrency(kv, input_len, output_len, cap);
+    let (c, limit) = max_concurrency(dep, kv, input_len, output_len, cap);
     if c < 1.0 {
         return Err(CoreError::invalid(
             "deployment",
@@ -347,7 +368,7 @@ pub fn burst(
     let pp = f64::from(dep.layout.pp);
     let kv = trtllm_kv_tokens(dep, model, gpu, cal, 0.90, MAX_TOKENS, MAX_BATCH);
     let slots =
-        ((MAX_BATCH as f64) * pp).min((kv / block_tokens(input_len + output_len) as f64).floor());
+        ((MAX_BATCH as f64) * pp).min((kv / request_kv_block_tokens(dep, input_len, output_len)).floor());
     if slots < 1.0 || input_len > MAX_TOKENS {
         return Err(CoreError::invalid(
             "deployment",
@@ -494,6 +515,7 @@ pub fn estimate(
         ));
     }
     let (kv_max, kv_bound) = max_concurrency(
+        dep,
         memory.kv_cache_tokens as f64,
         input_len,
         output_len,
@@ -517,7 +539,7 @@ pub fn estimate(
                 format!(
                     "at most {kv_max} (KV cache: {} tokens, {} per sequence; --max-num-seqs {max_num_seqs})",
                     memory.kv_cache_tokens,
-                    block_tokens(input_len + output_len)
+                    request_kv_block_tokens(dep, input_len, output_len)
                 ),
             ))
         }
@@ -565,7 +587,7 @@ pub fn prefill_under_load_s(
     let b = concurrency.max(1.0) / pp;
     let o = output_len.max(1.0);
     let decode = b * (o - 1.0) / o;
-    let chunks = prefill_chunks(prompt_tokens, decode, max_batched_tokens);
+    let chunks = prefill_chunks(prompt_tokens, decode * dep.beam_width, max_batched_tokens);
     let chunk = prompt_tokens / chunks;
     let stage = dep.iteration(&IterationWork {
         decode_seqs: decode,

@@ -134,6 +134,8 @@ pub struct RawTraffic {
     pub output_tokens: RawTokens,
     /// `poisson` (default) or `{ kind = "gamma", cv = 2.0 }`.
     pub arrival: Option<RawArrival>,
+    /// Beams per request (beam search; default 1, none).
+    pub beam_width: Option<u64>,
 }
 
 /// Arrival process.
@@ -432,6 +434,9 @@ pub struct InferenceWorkload {
     pub output_tokens: TokenStats,
     /// Squared coefficient of variation of inter-arrival times (1 = Poisson).
     pub arrival_cv2: f64,
+    /// Beams each request decodes (1 = no beam search); the output tokens
+    /// are the returned beam's.
+    pub beam_width: u32,
     /// Latency targets.
     pub slo: Slo,
     /// Constraints.
@@ -673,6 +678,11 @@ impl RawWorkload {
         };
         let input_tokens = tokens("traffic.input_tokens", &t.input_tokens)?;
         let output_tokens = tokens("traffic.output_tokens", &t.output_tokens)?;
+        let beam_width = count_in(
+            "traffic.beam_width",
+            t.beam_width.unwrap_or(1),
+            limits::BEAM_WIDTH,
+        )?;
         // The p99 request's context: the same rule, and message, as the
         // `--context` of `fit` and the `--input-len + --output-len` of `estimate`.
         let context = (input_tokens.p99 + output_tokens.p99).ceil() as u64;
@@ -743,6 +753,7 @@ impl RawWorkload {
             input_tokens,
             output_tokens,
             arrival_cv2,
+            beam_width,
             slo,
             constraints,
             pricing,

@@ -81,6 +81,7 @@ const TRTLLM_FLAGS: &[(&str, Value)] = &[
     ("--tp_size", Value::Count),
     ("--pp_size", Value::Count),
     ("--max_batch_size", Value::Count),
+    ("--max_beam_width", Value::Count),
     ("--max_num_tokens", Value::Count),
     ("--max_seq_len", Value::Count),
     ("--kv_cache_free_gpu_memory_fraction", Value::Fraction),

@@ -21,7 +21,7 @@ fn median(mut v: Vec<f64>) -> f64 {
 fn the_bundled_input_lengths_are_what_the_fit_produces() {
     let catalog = Catalog::embedded().unwrap();
     let bundled = bundled_input_lengths();
-    assert_eq!(bundled.factors.len(), 3);
+    assert_eq!(bundled.factors.len(), 4);
     let fitted = fit_input_lengths(&catalog, &rows(), &Calibration::bundled(), &bundled);
     for (f, b) in fitted.factors.iter().zip(&bundled.factors) {
         assert_eq!(f.name, b.name);
@@ -90,8 +90,59 @@ fn other_engines_beam_search_and_unknown_lengths_say_why() {
         predict_mlperf_llm(&catalog, row, &cal, &lengths).unwrap_err()
     };
     assert!(why("llama2-70b", "synapse").contains("engine `synapse` on Intel GPUs is not modelled"));
-    assert!(why("gptj", "trtllm").contains("beam search"));
     assert!(why("deepseek-r1", "trtllm").contains("not published"));
+}
+
+#[test]
+fn gpt_j_beam_search_rows_are_predicted_and_cost_more_than_greedy_decoding() {
+    let catalog = Catalog::embedded().unwrap();
+    let cal = Calibration::bundled();
+    let lengths = bundled_input_lengths();
+    let rows = rows();
+    let gptj: Vec<&BenchmarkRow> = rows
+        .iter()
+        .filter(|r| is_mlperf_llm_row(r) && r.dataset == "gptj")
+        .collect();
+    assert!(gptj.len() >= 25, "{} GPT-J rows", gptj.len());
+    let mut offline = Vec::new();
+    for row in &gptj {
+        assert_eq!(row.beam, Some(4), "{}", row.id);
+        let (p, _) = predict_mlperf_llm(&catalog, row, &cal, &lengths)
+            .unwrap_or_else(|e| panic!("{}: {e}", row.id));
+        if row.scenario == "offline" {
+            offline.push(((p - row.value) / row.value * 100.0).abs());
+        }
+        // Four beams decode four sequences per sample: greedy decoding of the
+        // same samples must predict more samples per second.
+        let mut greedy = (*row).clone();
+        greedy.beam = Some(1);
+        let (g, _) = predict_mlperf_llm(&catalog, &greedy, &cal, &lengths).unwrap();
+        assert!(g > p * 1.2, "{}: greedy {g:.0} vs 4 beams {p:.0}", row.id);
+    }
+    // The data set's input mean is fitted on the Offline rows (target 10%).
+    assert!(median(offline.clone()) <= 10.0, "{offline:?}");
+}
+
+#[test]
+fn at_least_85_percent_of_the_mlperf_llm_rows_are_predicted() {
+    let catalog = Catalog::embedded().unwrap();
+    let cal = Calibration::bundled();
+    let lengths = bundled_input_lengths();
+    let rows = rows();
+    let llm: Vec<&BenchmarkRow> = rows.iter().filter(|r| is_mlperf_llm_row(r)).collect();
+    let mut skipped = Vec::new();
+    for row in &llm {
+        if let Err(why) = predict_mlperf_llm(&catalog, row, &cal, &lengths) {
+            assert!(!why.is_empty(), "{} skipped without a reason", row.id);
+            skipped.push((row.id.as_str(), why));
+        }
+    }
+    let predicted = llm.len() - skipped.len();
+    assert!(
+        predicted as f64 >= 0.85 * llm.len() as f64,
+        "{predicted} of {} predicted; skipped: {skipped:#?}",
+        llm.len()
+    );
 }
 
 #[test]

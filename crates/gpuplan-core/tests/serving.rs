@@ -47,6 +47,7 @@ fn every_example_serves_a_published_checkpoint_or_says_why() {
         weights_gib: 16.0,
         kv_cache_gib: 50.0,
         other_gib: 6.0,
+        max_beam_width: 1,
     };
     let mut served = 0;
     for (file, raw) in examples() {

@@ -91,6 +91,7 @@ pub use rate::{RateCurve, DAY_S};
 pub use sim::{simulate, simulate_with_progress, Progress};
 pub use stats::Percentiles;
 pub use traffic::{
+    check_simulable,
     ArrivalProcess, ClosedLoop, Stop, SyntheticTraffic, TokenLengths, Trace, TraceRow, Traffic,
 };
 pub use verify::{

@@ -233,6 +233,19 @@ pub struct SyntheticTraffic {
     pub stop: Stop,
 }
 
+/// Refuses a workload the simulator cannot replay: beam search (its
+/// per-beam KV blocks are not simulated; `plan` sizes it analytically).
+pub fn check_simulable(w: &InferenceWorkload) -> Result<(), SimError> {
+    if w.beam_width > 1 {
+        return Err(SimError::Invalid {
+            field: "traffic.beam_width".into(),
+            value: w.beam_width.to_string(),
+            expected: "1: the simulator does not model beam search (plan and estimate size it analytically)".into(),
+        });
+    }
+    Ok(())
+}
+
 impl SyntheticTraffic {
     /// A workload's peak traffic: its rate, burstiness and length distributions
     /// (`input_histogram`/`output_histogram`: the raw histograms when the workload gives them).
@@ -242,6 +255,7 @@ impl SyntheticTraffic {
         output_histogram: Option<&[Bucket]>,
         stop: Stop,
     ) -> Result<Self, SimError> {
+        check_simulable(w)?;
         Ok(SyntheticTraffic {
             requests_per_s: w.peak_requests_per_s,
             rate_curve: None,

@@ -229,6 +229,25 @@ impl Engine {
         }
     }
 
+    /// Whether the engine runs beam search inside its batch scheduler (the
+    /// beams of a request as sequences of one step, the prompt's KV blocks
+    /// shared), as gpuplan models it. TensorRT-LLM does (`max_beam_width`).
+    /// vLLM moved beam search out of its engine (vllm-project/vllm#6226): its
+    /// front end now re-submits every beam step as a one-token request, a
+    /// cost the model does not describe; SGLang has none (sgl-project/sglang#903;
+    /// the #15645 proposal was not merged).
+    pub fn beam_search(self) -> Result<(), String> {
+        match self {
+            Engine::Trtllm => Ok(()),
+            Engine::Vllm => Err(
+                "vLLM runs beam search outside its engine, one request per beam step (vllm-project/vllm#6226), which gpuplan does not model: serve beam search with engine = \"trtllm\"".into(),
+            ),
+            Engine::Sglang => Err(
+                "SGLang does not support beam search: serve it with engine = \"trtllm\"".into(),
+            ),
+        }
+    }
+
     /// Whether the engine loads the serving choice's checkpoint as the
     /// prediction assumes. TensorRT-LLM's PyTorch backend (late 2025) reads
     /// ModelOpt checkpoints (`hf_quant_config.json`: NVFP4, FP8) and gpt-oss

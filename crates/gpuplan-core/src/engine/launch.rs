@@ -38,6 +38,8 @@ pub struct LaunchSettings {
     pub kv_cache_gib: f64,
     /// Activations and runtime overhead on one GPU, GiB.
     pub other_gib: f64,
+    /// Beams per request (TensorRT-LLM `--max_beam_width`; 1 = no beam search).
+    pub max_beam_width: u32,
 }
 
 impl LaunchSettings {
@@ -165,6 +167,9 @@ pub fn trtllm_command(choice: &ServingChoice, s: &LaunchSettings) -> Launch {
         s.trtllm_free_memory_fraction(),
         Engine::Trtllm.profile().port
     );
+    if s.max_beam_width > 1 {
+        command.push_str(&format!(" --max_beam_width {}", s.max_beam_width));
+    }
     let mut files = Vec::new();
     if s.kv_precision == Precision::Fp8 {
         command.push_str(&format!(" --extra_llm_api_options {TRTLLM_EXTRA_OPTIONS}"));
@@ -193,6 +198,7 @@ mod tests {
             weights_gib: 40.0,
             kv_cache_gib: 26.0,
             other_gib: 6.0,
+            max_beam_width: 1,
         }
     }
 

@@ -630,6 +630,7 @@ mod tests {
             weights_gib: 40.0,
             kv_cache_gib: 26.0,
             other_gib: 6.0,
+            max_beam_width: 1,
         }
     }
 

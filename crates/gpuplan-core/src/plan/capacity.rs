@@ -204,8 +204,18 @@ pub(crate) fn evaluate_replica(
     if let Err(r) = loading_fits(cx, precision, layout, serving, &memory, &label) {
         return (Err(r), 0);
     }
+    if w.beam_width > 1 {
+        if let Err(why) = key.engine.beam_search() {
+            let r = ReplicaRejection::new(
+                RejectReason::EngineUnsupported,
+                format!("{label}: {why}"),
+                None,
+            );
+            return (Err(r), 0);
+        }
+    }
     let dep = match checked.deployment(cx.cal) {
-        Ok(d) => d,
+        Ok(d) => d.with_beams(w.beam_width),
         Err(e) => {
             let r = ReplicaRejection::new(
                 RejectReason::PrecisionUnsupported,
@@ -224,11 +234,18 @@ pub(crate) fn evaluate_replica(
 /// sum to at most the cache at their p99 — `b·m + z·√b·s ≤ KV`. Sized for the
 /// mean alone, a batch of long-tailed requests runs out of blocks and the
 /// engine preempts and recomputes, losing throughput.
+/// With beam search a request holds its prompt once and each beam's output
+/// (`beam_width` perfectly correlated copies: the output's spread scales too).
 fn kv_safe_sequences(w: &InferenceWorkload, kv_cache_tokens: u64) -> u64 {
     let (i, o) = (&w.input_tokens, &w.output_tokens);
-    let mean = block_tokens((i.mean + o.mean).ceil() as u64) as f64;
+    let beams = f64::from(w.beam_width.max(1));
+    let mean = if beams > 1.0 {
+        block_tokens(i.mean.ceil() as u64) as f64 + beams * block_tokens(o.mean.ceil() as u64) as f64
+    } else {
+        block_tokens((i.mean + o.mean).ceil() as u64) as f64
+    };
     let sd = (i.mean * i.mean * lognormal_cv2(i.mean, i.p99)
-        + o.mean * o.mean * lognormal_cv2(o.mean, o.p99))
+        + beams * beams * o.mean * o.mean * lognormal_cv2(o.mean, o.p99))
     .sqrt();
     let kv = kv_cache_tokens as f64;
     // m·x² + z·s·x − KV = 0 with x = √b.

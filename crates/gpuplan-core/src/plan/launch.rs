@@ -43,6 +43,7 @@ pub(crate) fn launch_settings(
         weights_gib: m.weights_gib,
         kv_cache_gib: m.kv_cache_gib,
         other_gib: m.activations_gib + m.overhead_gib,
+        max_beam_width: w.beam_width,
     }
 }
 
