@@ -344,7 +344,11 @@ pub fn server_setup(
 }
 
 /// Offline: trtllm-bench's maximum throughput at the data set's mean lengths.
-fn offline(inputs: &RowInputs<'_>, layout: Layout, cal: &Calibration) -> Result<(f64, String), String> {
+fn offline(
+    inputs: &RowInputs<'_>,
+    layout: Layout,
+    cal: &Calibration,
+) -> Result<(f64, String), String> {
     let RowInputs {
         model,
         gpu,
@@ -426,12 +430,19 @@ fn workload(
     bounds: Bounds,
 ) -> Result<InferenceWorkload, String> {
     let len = &inputs.lengths;
+    // MLPerf runs the chat release where there is one (llama2-70b-chat,
+    // Mixtral-Instruct, Llama-3.1-Instruct); GPT-J's is a fine-tune of the base.
+    let instruct = catalog
+        .checkpoints()
+        .iter()
+        .any(|k| k.model == inputs.model.id && k.variant == gpuplan_catalog::Variant::Instruct);
     let text = format!(
         r#"
 kind = "inference"
 engine = "{engine}"
 [model]
 id = "{id}"
+variant = "{variant}"
 precisions = ["{precision}"]
 [traffic]
 requests_per_s = 1000000
@@ -445,6 +456,7 @@ max_utilization = {u}
 "#,
         engine = inputs.engine,
         id = inputs.model.id,
+        variant = if instruct { "instruct" } else { "base" },
         precision = inputs.precision,
         im = len.input_mean,
         ip = len.input_p99,

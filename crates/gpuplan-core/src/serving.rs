@@ -367,8 +367,8 @@ pub fn burst(
     const MAX_TOKENS: u64 = 8192;
     let pp = f64::from(dep.layout.pp);
     let kv = trtllm_kv_tokens(dep, model, gpu, cal, 0.90, MAX_TOKENS, MAX_BATCH);
-    let slots =
-        ((MAX_BATCH as f64) * pp).min((kv / request_kv_block_tokens(dep, input_len, output_len)).floor());
+    let slots = ((MAX_BATCH as f64) * pp)
+        .min((kv / request_kv_block_tokens(dep, input_len, output_len)).floor());
     if slots < 1.0 || input_len > MAX_TOKENS {
         return Err(CoreError::invalid(
             "deployment",

@@ -18,6 +18,7 @@ kind = "inference"
 engine = "{engine}"
 [model]
 id = "gpt-j-6b"
+variant = "base"
 precisions = ["bf16"]
 [traffic]
 requests_per_s = 40

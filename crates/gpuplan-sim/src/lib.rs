@@ -91,8 +91,8 @@ pub use rate::{RateCurve, DAY_S};
 pub use sim::{simulate, simulate_with_progress, Progress};
 pub use stats::Percentiles;
 pub use traffic::{
-    check_simulable,
-    ArrivalProcess, ClosedLoop, Stop, SyntheticTraffic, TokenLengths, Trace, TraceRow, Traffic,
+    check_simulable, ArrivalProcess, ClosedLoop, Stop, SyntheticTraffic, TokenLengths, Trace,
+    TraceRow, Traffic,
 };
 pub use verify::{
     simulate_plan, simulated_tails, verify_plans, Histograms, VerifyOptions, VERIFY_SEARCH_FACTOR,

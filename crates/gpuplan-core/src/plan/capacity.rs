@@ -240,7 +240,8 @@ fn kv_safe_sequences(w: &InferenceWorkload, kv_cache_tokens: u64) -> u64 {
     let (i, o) = (&w.input_tokens, &w.output_tokens);
     let beams = f64::from(w.beam_width.max(1));
     let mean = if beams > 1.0 {
-        block_tokens(i.mean.ceil() as u64) as f64 + beams * block_tokens(o.mean.ceil() as u64) as f64
+        block_tokens(i.mean.ceil() as u64) as f64
+            + beams * block_tokens(o.mean.ceil() as u64) as f64
     } else {
         block_tokens((i.mean + o.mean).ceil() as u64) as f64
     };
