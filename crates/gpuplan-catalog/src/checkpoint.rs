@@ -58,8 +58,12 @@ pub enum CheckpointFormat {
     /// Unquantised 16-bit safetensors (BF16 or FP16); served at `--dtype auto`.
     Bf16,
     /// FP8 (E4M3) weights with per-tensor, per-channel or block scales
-    /// (compressed-tensors, ModelOpt or DeepSeek's block-scaled FP8).
+    /// (compressed-tensors, Meta's FBGEMM or DeepSeek's block-scaled FP8).
     Fp8,
+    /// FP8 (E4M3) weights and activations quantised by NVIDIA ModelOpt
+    /// (`hf_quant_config.json`, NVIDIA's `…-FP8` repos): the FP8 checkpoint
+    /// TensorRT-LLM loads; vLLM runs it with the same FP8 kernels.
+    ModeloptFp8,
     /// AWQ INT4 weights with group scales (AutoAWQ).
     Awq,
     /// GPTQ INT4 weights with group scales (AutoGPTQ / GPTQModel).
@@ -74,9 +78,10 @@ pub enum CheckpointFormat {
 
 impl CheckpointFormat {
     /// Every format, in file order.
-    pub const ALL: [CheckpointFormat; 7] = [
+    pub const ALL: [CheckpointFormat; 8] = [
         CheckpointFormat::Bf16,
         CheckpointFormat::Fp8,
+        CheckpointFormat::ModeloptFp8,
         CheckpointFormat::Awq,
         CheckpointFormat::Gptq,
         CheckpointFormat::W8a8Int8,
@@ -89,6 +94,7 @@ impl CheckpointFormat {
         match self {
             CheckpointFormat::Bf16 => "bf16",
             CheckpointFormat::Fp8 => "fp8",
+            CheckpointFormat::ModeloptFp8 => "modelopt-fp8",
             CheckpointFormat::Awq => "awq",
             CheckpointFormat::Gptq => "gptq",
             CheckpointFormat::W8a8Int8 => "w8a8-int8",
@@ -101,7 +107,7 @@ impl CheckpointFormat {
     pub fn precision(self) -> Precision {
         match self {
             CheckpointFormat::Bf16 => Precision::Bf16,
-            CheckpointFormat::Fp8 => Precision::Fp8,
+            CheckpointFormat::Fp8 | CheckpointFormat::ModeloptFp8 => Precision::Fp8,
             CheckpointFormat::Awq | CheckpointFormat::Gptq => Precision::Int4,
             CheckpointFormat::W8a8Int8 => Precision::Int8,
             CheckpointFormat::Nvfp4 | CheckpointFormat::Mxfp4 => Precision::Fp4,

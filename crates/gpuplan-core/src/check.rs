@@ -15,7 +15,7 @@
 //! and [`Deployment`] on the [`CheckedReplica`].
 
 use crate::calibration::Calibration;
-use crate::engine::{default_kernel, serving_choice, tensor_tflops, Engine, ServingChoice};
+use crate::engine::{default_kernel, serving_choice_on, tensor_tflops, Engine, ServingChoice};
 use crate::error::{CoreError, Result};
 use crate::layout::Layout;
 use crate::limits;
@@ -433,7 +433,14 @@ fn check_precision(
 ) -> std::result::Result<ServingChoice, Violation> {
     let field = spec.spelling.precision;
     let precision = spec.precision;
-    let choice = match serving_choice(catalog, spec.model, variant, spec.gpu, precision) {
+    let choice = match serving_choice_on(
+        catalog,
+        spec.model,
+        variant,
+        spec.gpu,
+        precision,
+        spec.engine,
+    ) {
         Ok(choice) => choice,
         Err(why) => {
             return Err(match default_kernel(spec.model, spec.gpu, precision) {

@@ -55,8 +55,8 @@ pub use check::{
 pub use cross_validation::{cross_validate, CrossValidation, HeldOutRow, Split};
 pub use engine::{
     attention_precision, default_kernel, kernel_for, launch_command, platform, serving_choice,
-    tensor_tflops, vllm_command, Engine, EngineProfile, Launch, LaunchFile, LaunchSettings,
-    Platform, PrefillPolicy, ServingChoice, WeightKernel,
+    serving_choice_on, tensor_tflops, vllm_command, Engine, EngineProfile, Launch, LaunchFile,
+    LaunchSettings, Platform, PrefillPolicy, ServingChoice, WeightKernel,
 };
 pub use engine_fit::{engine_loss, engine_rows, fit_engine_factors, MIN_ENGINE_ROWS};
 pub use error::{CoreError, Result};

@@ -63,7 +63,14 @@ const SGLANG_FLAGS: &[(&str, Value)] = &[
     ),
     (
         "--quantization",
-        Value::OneOf(&["fp8", "awq", "gptq", "w8a8_int8", "w8a8_fp8"]),
+        Value::OneOf(&[
+            "fp8",
+            "awq",
+            "gptq",
+            "w8a8_int8",
+            "w8a8_fp8",
+            "modelopt_fp8",
+        ]),
     ),
     (
         "--kv-cache-dtype",
@@ -290,17 +297,77 @@ gpus = ["H100"]
     let w = raw.validate(&c, None).unwrap();
     let report = plan(&c, &w, &Calibration::bundled(), PlanOptions { top: 20 });
     assert!(!report.plans.is_empty());
+    let mut fp8 = 0;
     for p in &report.plans {
-        // Only the 16-bit checkpoint loads: the catalog's FP8 and INT4 ones
-        // are compressed-tensors / AutoAWQ / AutoGPTQ.
-        assert_eq!(p.precision, Precision::Bf16, "{}", p.launch_command);
+        // The 16-bit checkpoint and NVIDIA's ModelOpt FP8 one load; the
+        // catalog's INT4 ones (AutoAWQ / AutoGPTQ) do not.
+        match p.precision {
+            Precision::Bf16 => assert!(p.launch_command.contains("meta-llama/")),
+            Precision::Fp8 => {
+                fp8 += 1;
+                assert!(
+                    p.launch_command
+                        .starts_with("trtllm-serve nvidia/Llama-3.1-8B-Instruct-FP8 "),
+                    "{}",
+                    p.launch_command
+                );
+            }
+            other => panic!("{other}: {}", p.launch_command),
+        }
         assert_eq!(p.kv_precision, Precision::Fp8);
         assert_eq!(p.launch_files.len(), 1);
         check_plan(p);
     }
+    assert!(fp8 > 0, "no FP8 plan on TensorRT-LLM");
     let rejected = serde_json::to_value(&report.rejected).unwrap();
     let example = rejected["engine_unsupported"]["example"].as_str().unwrap();
     assert!(example.contains("ModelOpt"), "{example}");
+}
+
+#[test]
+fn each_engine_serves_the_fp8_checkpoint_it_loads() {
+    let c = catalog();
+    let model = c.model("llama-3.1-70b").unwrap();
+    let h100 = c.gpu("H100").unwrap();
+    let repo = |engine| {
+        gpuplan_core::serving_choice_on(
+            &c,
+            &model,
+            gpuplan_catalog::Variant::Instruct,
+            h100,
+            Precision::Fp8,
+            engine,
+        )
+        .unwrap()
+        .repo
+    };
+    // vLLM and SGLang keep the first row (compressed-tensors); TensorRT-LLM
+    // takes NVIDIA's ModelOpt export.
+    assert_eq!(
+        repo(Engine::Vllm),
+        "neuralmagic/Meta-Llama-3.1-70B-Instruct-FP8"
+    );
+    assert_eq!(
+        repo(Engine::Sglang),
+        "neuralmagic/Meta-Llama-3.1-70B-Instruct-FP8"
+    );
+    assert_eq!(repo(Engine::Trtllm), "nvidia/Llama-3.1-70B-Instruct-FP8");
+    // A model with no ModelOpt export: TensorRT-LLM still gets the first
+    // row, and the capacity step refuses it with the reason.
+    let mixtral = c.model("mixtral-8x7b").unwrap();
+    let choice = gpuplan_core::serving_choice_on(
+        &c,
+        &mixtral,
+        gpuplan_catalog::Variant::Instruct,
+        h100,
+        Precision::Fp8,
+        Engine::Trtllm,
+    )
+    .unwrap();
+    assert!(Engine::Trtllm
+        .loads(&choice)
+        .unwrap_err()
+        .contains("ModelOpt"));
 }
 
 #[test]

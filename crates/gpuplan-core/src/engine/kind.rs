@@ -248,6 +248,22 @@ impl Engine {
         }
     }
 
+    /// Whether the engine reads checkpoints stored in `format` as quantised
+    /// (TensorRT-LLM: 16-bit, ModelOpt FP8 and NVFP4, gpt-oss MXFP4; vLLM
+    /// and SGLang: every format the catalog lists).
+    pub fn loads_format(self, format: CheckpointFormat) -> bool {
+        match self {
+            Engine::Trtllm => matches!(
+                format,
+                CheckpointFormat::Bf16
+                    | CheckpointFormat::ModeloptFp8
+                    | CheckpointFormat::Nvfp4
+                    | CheckpointFormat::Mxfp4
+            ),
+            Engine::Vllm | Engine::Sglang => true,
+        }
+    }
+
     /// Whether the engine loads the serving choice's checkpoint as the
     /// prediction assumes. TensorRT-LLM's PyTorch backend (late 2025) reads
     /// ModelOpt checkpoints (`hf_quant_config.json`: NVFP4, FP8) and gpt-oss
@@ -265,7 +281,7 @@ impl Engine {
             ));
         }
         match choice.format {
-            CheckpointFormat::Bf16 | CheckpointFormat::Nvfp4 | CheckpointFormat::Mxfp4 => Ok(()),
+            f if self.loads_format(f) => Ok(()),
             other => Err(format!(
                 "TensorRT-LLM's PyTorch backend loads ModelOpt-quantised checkpoints, not `{}` ({other}), which it would serve unquantised; quantise with NVIDIA ModelOpt or choose bf16",
                 choice.repo

@@ -6,7 +6,7 @@
 //! reference, PyTorch backend).
 
 use super::{Engine, ServingChoice};
-use gpuplan_catalog::Precision;
+use gpuplan_catalog::{CheckpointFormat, Precision};
 use serde::Serialize;
 
 /// The settings a plan's prediction assumed, engine-neutral; each command
@@ -142,6 +142,9 @@ pub fn sglang_command(choice: &ServingChoice, s: &LaunchSettings) -> String {
     }
     if let Some(q) = &choice.quantization {
         cmd.push_str(&format!(" --quantization {q}"));
+    } else if choice.format == CheckpointFormat::ModeloptFp8 {
+        // SGLang's documented flag for NVIDIA's ModelOpt FP8 repos.
+        cmd.push_str(" --quantization modelopt_fp8");
     }
     if s.kv_precision == Precision::Fp8 {
         cmd.push_str(" --kv-cache-dtype fp8_e4m3");

@@ -191,6 +191,8 @@ pub fn kernel_for(
             "{who} cannot run {what} in vLLM: it needs {needs} (vLLM quantization Supported Hardware table)"
         ))
     };
+    // vLLM reads a ModelOpt FP8 checkpoint (quantization `modelopt`, found in
+    // its hf_quant_config.json) into the same FP8 linear kernels.
     match (format, plat) {
         (CheckpointFormat::Bf16, _) => Ok(if precision == Precision::Fp32 {
             WeightKernel::Dense32
@@ -200,21 +202,21 @@ pub fn kernel_for(
         (_, Platform::Other) => Err(format!(
             "{who}: vLLM's quantised kernels ({format}) are modelled for NVIDIA and AMD Instinct GPUs only; use bf16 here"
         )),
-        (CheckpointFormat::Fp8, Platform::Cuda { sm }) if sm >= 89 => Ok(WeightKernel::Fp8W8A8),
-        (CheckpointFormat::Fp8, Platform::Rocm { cdna }) if cdna >= 3 => {
+        (CheckpointFormat::Fp8 | CheckpointFormat::ModeloptFp8, Platform::Cuda { sm }) if sm >= 89 => Ok(WeightKernel::Fp8W8A8),
+        (CheckpointFormat::Fp8 | CheckpointFormat::ModeloptFp8, Platform::Rocm { cdna }) if cdna >= 3 => {
             Ok(WeightKernel::Fp8W8A8)
         }
         // FP8 Marlin is dense-only: the fused-MoE path has no FP8 Marlin
         // (vllm-project/vllm issue #7322; "FP8 MoE models only on Ada Lovelace or
         // Hopper", RedHatAI DeepSeek-Coder-V2-Instruct-FP8 discussion #1).
-        (CheckpointFormat::Fp8, Platform::Cuda { sm }) if sm >= 80 && !model.is_moe() => {
+        (CheckpointFormat::Fp8 | CheckpointFormat::ModeloptFp8, Platform::Cuda { sm }) if sm >= 80 && !model.is_moe() => {
             Ok(WeightKernel::Fp8WeightOnlyMarlin)
         }
-        (CheckpointFormat::Fp8, Platform::Cuda { sm }) if sm >= 80 => not_here(
+        (CheckpointFormat::Fp8 | CheckpointFormat::ModeloptFp8, Platform::Cuda { sm }) if sm >= 80 => not_here(
             "FP8 mixture-of-experts weights",
             "FP8 tensor cores (Ada, Hopper, Blackwell): FP8 Marlin has no fused-MoE path",
         ),
-        (CheckpointFormat::Fp8, _) => not_here(
+        (CheckpointFormat::Fp8 | CheckpointFormat::ModeloptFp8, _) => not_here(
             "FP8 weights",
             "FP8 tensor cores (Ada, Hopper, Blackwell, MI300) or, weight-only, FP8 Marlin on Ampere",
         ),
@@ -334,6 +336,20 @@ pub fn serving_choice(
     gpu: &GpuSpec,
     precision: Precision,
 ) -> Result<ServingChoice, String> {
+    serving_choice_on(catalog, model, variant, gpu, precision, Engine::Vllm)
+}
+
+/// [`serving_choice`] for `engine`: among the published checkpoints, one
+/// the engine loads comes first (TensorRT-LLM takes NVIDIA's ModelOpt FP8
+/// repo where the catalog lists one beside a compressed-tensors one).
+pub fn serving_choice_on(
+    catalog: &Catalog,
+    model: &ModelArch,
+    variant: Variant,
+    gpu: &GpuSpec,
+    precision: Precision,
+    engine: Engine,
+) -> Result<ServingChoice, String> {
     let rows: Vec<&Checkpoint> = catalog
         .checkpoints()
         .iter()
@@ -375,9 +391,12 @@ pub fn serving_choice(
         // The preferred checkpoint whose kernel runs on this GPU (INT4: AWQ,
         // else GPTQ, which Volta runs); else the preferred one, whose kernel
         // error explains the rejection below.
+        let runs = |c: &&&Checkpoint| kernel_for(model, gpu, c.format, precision).is_ok();
         let pick = candidates
             .iter()
-            .find(|c| kernel_for(model, gpu, c.format, precision).is_ok())
+            .filter(|c| engine.loads_format(c.format))
+            .find(runs)
+            .or_else(|| candidates.iter().find(runs))
             .or(candidates.first());
         match pick {
             Some(c) => (c.repo.clone(), c.format, false),
