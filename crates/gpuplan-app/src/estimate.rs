@@ -1,6 +1,6 @@
 //! `estimate`: one replica's TTFT, TPOT and throughput, with its memory.
 
-use crate::error::AppResult;
+use crate::error::{AppError, AppResult};
 use crate::replica::{check, check_count, check_span, FieldNames, ModelRequest, ReplicaRequest};
 use gpuplan_catalog::{Catalog, ModelArch, Precision};
 use gpuplan_core::limits;
@@ -44,6 +44,13 @@ pub struct EstimateRequest {
     /// Engine memory utilisation cap.
     #[serde(default = "default_memory_utilization")]
     pub memory_utilization: f64,
+    /// Beams per request (beam search; TensorRT-LLM only).
+    #[serde(default = "default_beam_width")]
+    pub beam_width: u64,
+}
+
+fn default_beam_width() -> u64 {
+    1
 }
 
 /// The memory block, as `fit --json` reports it.
@@ -73,6 +80,8 @@ pub struct EstimateReport {
     pub engine: gpuplan_core::Engine,
     pub input_len: u64,
     pub output_len: u64,
+    /// Beams per request (1 = no beam search).
+    pub beam_width: u64,
     pub ttft_ms: f64,
     pub tpot_ms: f64,
     pub e2e_ms: f64,
@@ -129,7 +138,17 @@ impl EstimateRequest {
             r.memory_utilization,
             self.memory_utilization,
             limits::MEMORY_UTILIZATION,
-        )
+        )?;
+        check_count(names.beam_width, self.beam_width, limits::BEAM_WIDTH)?;
+        if self.beam_width > 1 {
+            if let Err(why) = self.replica.engine.beam_search() {
+                return Err(AppError::bad_field(
+                    names.beam_width,
+                    format!("{} {}: {why}", names.beam_width, self.beam_width),
+                ));
+            }
+        }
+        Ok(())
     }
 }
 
@@ -197,7 +216,8 @@ pub fn run_estimate(
             reason: memory.reason.clone(),
         }));
     }
-    let dep = checked.deployment(cal)?;
+    // Both within their ranges (checked above): 1 to 32 beams.
+    let dep = checked.deployment(cal)?.with_beams(req.beam_width as u32);
     let e = estimate(
         &dep,
         &memory,
@@ -218,6 +238,7 @@ pub fn run_estimate(
         engine: req.replica.engine,
         input_len: req.input_len,
         output_len: req.output_len,
+        beam_width: req.beam_width,
         ttft_ms: e.ttft_ms,
         tpot_ms: e.tpot_ms,
         e2e_ms: e.e2e_ms,

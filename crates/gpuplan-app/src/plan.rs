@@ -43,6 +43,16 @@ pub fn verified_plan(
         },
     );
     if verify.top > 0 && !report.plans.is_empty() {
+        if let Err(why) = gpuplan_sim::check_simulable(&w) {
+            report.verification = Some(Verification {
+                simulated: 0,
+                missed: 0,
+                requests: verify.requests,
+                skipped: Some(why.to_string()),
+            });
+            report.plans.truncate(top);
+            return Ok((w, report));
+        }
         let histograms = Histograms {
             input: raw.traffic.input_tokens.histogram.as_deref(),
             output: raw.traffic.output_tokens.histogram.as_deref(),
@@ -57,6 +67,7 @@ pub fn verified_plan(
             simulated,
             missed,
             requests: verify.requests,
+            skipped: None,
         });
         sync_frontier_ranks(&mut report);
     }

@@ -23,6 +23,8 @@ pub struct FieldNames {
     pub concurrency: &'static str,
     /// The model.
     pub model: &'static str,
+    /// Beams per request.
+    pub beam_width: &'static str,
 }
 
 impl FieldNames {
@@ -34,6 +36,7 @@ impl FieldNames {
         output_len: "--output-len",
         concurrency: "--concurrency",
         model: "--model",
+        beam_width: "--beam",
     };
     /// The JSON fields of `/v1/estimate` and `/v1/fit`.
     pub const API: FieldNames = FieldNames {
@@ -54,6 +57,7 @@ impl FieldNames {
         output_len: "output_len",
         concurrency: "concurrency",
         model: "model.id",
+        beam_width: "beam_width",
     };
 }
 

@@ -607,7 +607,7 @@ pub async fn mig(
 #[utoipa::path(
     post,
     path = "/v1/estimate",
-    request_body(content = Object, description = "LLMs: `{model: {id}, replica: {gpu, count, tp, pp, precision, kv_precision, variant}, input_len, output_len, concurrency?, max_num_seqs?, max_batched_tokens?, memory_utilization?}`. Image, speech and encoder models: `{model: {id}, replica: {gpu, count?, precision?}, concurrency?, steps?, resolution?, no_guidance?, audio_seconds?, beam?, input_len?}`"),
+    request_body(content = Object, description = "LLMs: `{model: {id}, replica: {gpu, count, tp, pp, precision, kv_precision, variant}, input_len, output_len, concurrency?, max_num_seqs?, max_batched_tokens?, memory_utilization?, beam_width? (beam search, TensorRT-LLM only)}`. Image, speech and encoder models: `{model: {id}, replica: {gpu, count?, precision?}, concurrency?, steps?, resolution?, no_guidance?, audio_seconds?, beam?, input_len?}`"),
     responses(
         (status = 200, description = "What `gpuplan estimate --json` prints", body = Object),
         (status = 400, description = "Bad input", body = crate::ErrorBody),

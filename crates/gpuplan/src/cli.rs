@@ -289,7 +289,7 @@ pub struct EstimateCmd {
     /// Speech-to-text: seconds of speech per request, up to one 30 s window (default 30).
     #[arg(long, allow_negative_numbers = true, value_parser = number(gpuplan_app::AUDIO_WINDOW_S))]
     pub audio_seconds: Option<f64>,
-    /// Speech-to-text: beam width (default 1, greedy).
+    /// Beam width (default 1, greedy): speech-to-text, and LLM beam search (TensorRT-LLM only).
     #[arg(long, allow_negative_numbers = true, value_parser = whole::<u64>(gpuplan_app::BEAM_WIDTH))]
     pub beam: Option<u64>,
     /// One training step instead of serving: step time, tokens/s, MFU, where the time goes.

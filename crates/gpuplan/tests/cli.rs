@@ -1315,3 +1315,90 @@ gpus = ["H100", "MI300X"]
     assert!(out.stderr.contains("--engine") && out.stderr.contains("NVIDIA GPUs only"));
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn estimate_beam_search_runs_on_tensorrt_llm_and_is_refused_elsewhere() {
+    let args = |beam: &str, engine: &str| {
+        let mut a = vec![
+            "estimate",
+            "--model",
+            "gpt-j-6b",
+            "--variant",
+            "base",
+            "--gpu",
+            "H100",
+            "--input-len",
+            "700",
+            "--output-len",
+            "69",
+            "--concurrency",
+            "64",
+            "--engine",
+            engine,
+            "--json",
+        ];
+        a.extend(["--beam", beam]);
+        a.into_iter().map(String::from).collect::<Vec<_>>()
+    };
+    let run = |beam: &str, engine: &str| {
+        let a = args(beam, engine);
+        gpuplan(&a.iter().map(String::as_str).collect::<Vec<_>>())
+    };
+    let (one, four) = (run("1", "trtllm"), run("4", "trtllm"));
+    assert_eq!(
+        (one.code, four.code),
+        (0, 0),
+        "{}{}",
+        one.stderr,
+        four.stderr
+    );
+    let (one, four) = (json(&one), json(&four));
+    assert_eq!(four["beam_width"], 4);
+    // 64 requests of 4 beams decode 256 sequences per step: slower steps.
+    assert!(four["tpot_ms"].as_f64().unwrap() > one["tpot_ms"].as_f64().unwrap() * 1.2);
+    let refused = run("4", "vllm");
+    assert_eq!(refused.code, 2, "{}", refused.stdout);
+    assert!(
+        refused.stderr.contains("--beam 4") && refused.stderr.contains("vllm-project/vllm#6226"),
+        "{}",
+        refused.stderr
+    );
+}
+
+#[test]
+fn simulate_refuses_a_beam_search_workload_with_exit_2() {
+    let dir = std::env::temp_dir().join(format!("gpuplan-beam-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("beam.toml");
+    std::fs::write(
+        &path,
+        r#"kind = "inference"
+engine = "trtllm"
+[model]
+id = "gpt-j-6b"
+variant = "base"
+precisions = ["bf16"]
+[traffic]
+requests_per_s = 20
+input_tokens = { mean = 700, p99 = 1900 }
+output_tokens = { mean = 69, p99 = 128 }
+beam_width = 4
+[slo]
+e2e_ms_p99 = 20000
+"#,
+    )
+    .unwrap();
+    let plan = gpuplan(&["plan", path.to_str().unwrap(), "--verify", "0", "--json"]);
+    assert_eq!(plan.code, 0, "{}", plan.stderr);
+    let first = &json(&plan)["plans"][0];
+    assert!(
+        first["launch_command"]
+            .as_str()
+            .unwrap()
+            .contains("--max_beam_width 4"),
+        "{first}"
+    );
+    let sim = gpuplan(&["simulate", path.to_str().unwrap(), "--requests", "200"]);
+    assert_eq!(sim.code, 2, "{}", sim.stdout);
+    assert!(sim.stderr.contains("traffic.beam_width"), "{}", sim.stderr);
+}

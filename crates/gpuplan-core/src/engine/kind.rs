@@ -240,10 +240,10 @@ impl Engine {
         match self {
             Engine::Trtllm => Ok(()),
             Engine::Vllm => Err(
-                "vLLM runs beam search outside its engine, one request per beam step (vllm-project/vllm#6226), which gpuplan does not model: serve beam search with engine = \"trtllm\"".into(),
+                "vLLM runs beam search outside its engine, one request per beam step (vllm-project/vllm#6226), which gpuplan does not model: serve beam search on TensorRT-LLM (engine trtllm)".into(),
             ),
             Engine::Sglang => Err(
-                "SGLang does not support beam search: serve it with engine = \"trtllm\"".into(),
+                "SGLang does not support beam search: serve it on TensorRT-LLM (engine trtllm)".into(),
             ),
         }
     }

@@ -218,7 +218,7 @@ pub struct PlanReport {
 
 /// What `plan --verify` did: plans simulated from the top until enough met
 /// every SLO.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Verification {
     /// Plans simulated.
     pub simulated: usize,
@@ -226,6 +226,8 @@ pub struct Verification {
     pub missed: usize,
     /// Requests per simulation.
     pub requests: u64,
+    /// Why no plan was simulated although `--verify` asked (beam search).
+    pub skipped: Option<String>,
 }
 
 /// Search options.

@@ -20,7 +20,6 @@ pub fn run(catalog: &Catalog, cmd: EstimateCmd) -> CliResult {
         (cmd.resolution.is_some(), "--resolution"),
         (cmd.no_guidance, "--no-guidance"),
         (cmd.audio_seconds.is_some(), "--audio-seconds"),
-        (cmd.beam.is_some(), "--beam"),
     ] {
         if set {
             return Err(CliError::bad(format!(
@@ -48,6 +47,7 @@ pub fn run(catalog: &Catalog, cmd: EstimateCmd) -> CliResult {
         max_num_seqs: cmd.max_num_seqs,
         max_batched_tokens: cmd.max_batched_tokens,
         memory_utilization: cmd.memory_utilization,
+        beam_width: cmd.beam.unwrap_or(1),
     };
     let report = match run_estimate(catalog, &cal, Some(&model), &request, &FieldNames::FLAGS)? {
         EstimateOutcome::Estimated(report) => report,
@@ -72,7 +72,7 @@ pub fn run(catalog: &Catalog, cmd: EstimateCmd) -> CliResult {
     );
     check_finite(&report)?;
     println!(
-        "{} on {} × {} [TP{} × PP{}], {} weights, {} KV cache, {}; {input_len} in / {output_len} out tokens",
+        "{} on {} × {} [TP{} × PP{}], {} weights, {} KV cache, {}; {input_len} in / {output_len} out tokens{}",
         report.model,
         report.gpu_count,
         report.gpu,
@@ -80,7 +80,12 @@ pub fn run(catalog: &Catalog, cmd: EstimateCmd) -> CliResult {
         layout.1,
         precision,
         kv_precision,
-        report.engine.label()
+        report.engine.label(),
+        if report.beam_width > 1 {
+            format!(", {} beams", report.beam_width)
+        } else {
+            String::new()
+        }
     );
     let c_note = match e.concurrency_bound {
         Some(b) => format!(

@@ -282,6 +282,9 @@ fn compact_footnotes(plans: &[Plan], verification: Option<&Verification>) {
             v.simulated, v.requests, v.missed
         );
     }
+    if let Some(why) = verification.and_then(|v| v.skipped.as_deref()) {
+        println!("sim: not run ({why}); the p99s are analytical.");
+    }
     if plans.iter().any(|p| p.idle_gpus > 0) {
         println!("! some billed GPUs run no replica (the layout does not divide the instance).");
     }
