@@ -1,6 +1,7 @@
 //! The vLLM side of every export: the plan's `vllm serve` arguments, the
 //! release and image to pin, and `--export engine` (a launch script and a
-//! `vllm serve --config` file with the same settings).
+//! `vllm serve --config` file with the same settings; for SGLang and
+//! TensorRT-LLM plans, the launch script and the files it reads).
 
 use crate::error::ExportError;
 use crate::header::header;
@@ -103,8 +104,13 @@ pub(crate) fn vllm_image(gpu: Option<&GpuSpec>, version: &str) -> String {
     }
 }
 
-/// `--export engine`: `vllm-serve.sh` and `vllm-config.yaml`.
+/// `--export engine`: `vllm-serve.sh` and `vllm-config.yaml` for a vLLM
+/// plan; the launch script (and the files it reads) for SGLang and
+/// TensorRT-LLM.
 pub(crate) fn export(ctx: &ExportContext, plan: &Plan) -> Result<Vec<ExportFile>, ExportError> {
+    if plan.engine != Engine::Vllm {
+        return other_engine_export(ctx, plan);
+    }
     let args = vllm_args(plan)?;
     let version = vllm_version(plan);
     Ok(vec![
@@ -117,6 +123,75 @@ pub(crate) fn export(ctx: &ExportContext, plan: &Plan) -> Result<Vec<ExportFile>
             contents: config_file(ctx, plan, &args, &version)?,
         },
     ])
+}
+
+/// `--export engine` for SGLang (`sglang-serve.sh`) and TensorRT-LLM
+/// (`trtllm-serve.sh` and its extra LLM API options file): the plan's
+/// `launch_command`, one flag per line, then the script's own arguments.
+fn other_engine_export(ctx: &ExportContext, plan: &Plan) -> Result<Vec<ExportFile>, ExportError> {
+    let (script, program, install) = match plan.engine {
+        Engine::Sglang => (
+            "sglang-serve.sh",
+            "python -m sglang.launch_server",
+            format!("pip install \"sglang[all]>={}\"", plan.min_engine_version),
+        ),
+        Engine::Trtllm => (
+            "trtllm-serve.sh",
+            "trtllm-serve",
+            format!(
+                "pip install \"tensorrt-llm>={}\" (or the {}:{} container)",
+                plan.min_engine_version,
+                plan.engine.profile().image,
+                plan.min_engine_version
+            ),
+        ),
+        Engine::Vllm => return export(ctx, plan),
+    };
+    let rest = plan
+        .launch_command
+        .strip_prefix(program)
+        .filter(|r| r.starts_with(' '))
+        .ok_or_else(|| ExportError::MalformedCommand {
+            rank: plan.rank,
+            command: plan.launch_command.clone(),
+            checkpoint: plan.checkpoint.clone(),
+        })?;
+    let mut lines = vec![format!(
+        "One replica: {} × {} with {} {}+ (`{install}`); run it on each of the {} replicas behind a load balancer.",
+        plan.gpus_per_replica,
+        plan.gpu,
+        plan.engine.label(),
+        plan.min_engine_version,
+        plan.replicas
+    )];
+    for f in &plan.launch_files {
+        lines.push(format!(
+            "Reads `{}` (written beside this script): run it from this directory.",
+            f.path
+        ));
+    }
+    let mut out = String::from("#!/usr/bin/env bash\n");
+    out.push_str(&header(ctx, plan, &lines));
+    out.push_str(&format!(
+        "# Arguments to this script go on to `{program}`.\nset -euo pipefail\n\nexec {program}"
+    ));
+    for word in rest.split_whitespace() {
+        if word.starts_with("--") {
+            out.push_str(&format!(" \\\n  {word}"));
+        } else {
+            out.push_str(&format!(" {}", shell_word(word)));
+        }
+    }
+    out.push_str(" \\\n  \"$@\"\n");
+    let mut files = vec![ExportFile {
+        name: script.into(),
+        contents: out,
+    }];
+    files.extend(plan.launch_files.iter().map(|f| ExportFile {
+        name: f.path.clone(),
+        contents: f.contents.clone(),
+    }));
+    Ok(files)
 }
 
 /// What one replica needs, for the engine files' headers.

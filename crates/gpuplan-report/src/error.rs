@@ -33,15 +33,15 @@ pub enum ExportError {
         supported: String,
     },
     /// The plan runs on an engine the deployment exports do not write yet.
-    #[error("plan {rank} runs on {engine}: the k8s, SkyPilot, LWS and engine exports write vLLM deployments only so far; run its `launch_command` by hand, or plan with engine = \"vllm\" to export")]
+    #[error("plan {rank} runs on {engine}: the k8s and SkyPilot exports (and LWS) write vLLM deployments only so far; `--export engine` writes its launch script, or plan with engine = \"vllm\" to export a deployment")]
     EngineNotExported {
         /// Plan rank.
         rank: usize,
         /// The plan's engine.
         engine: String,
     },
-    /// The plan's `launch_command` is not `vllm serve CHECKPOINT FLAGS…` (a bug).
-    #[error("plan {rank}: vLLM command `{command}` does not start with `vllm serve {checkpoint}`")]
+    /// The plan's `launch_command` does not start with its engine's program (`vllm serve CHECKPOINT`, `python -m sglang.launch_server`, `trtllm-serve`): a bug.
+    #[error("plan {rank}: launch command `{command}` does not start with its engine's program serving `{checkpoint}`")]
     MalformedCommand {
         /// Plan rank.
         rank: usize,

@@ -111,8 +111,9 @@ pub fn export(
     kind: ExportKind,
 ) -> Result<Vec<ExportFile>, ExportError> {
     let plan = find_plan(ctx.plans, rank)?;
-    // Every target writes a vLLM deployment (image, args, probes, metrics).
-    if plan.engine != gpuplan_core::Engine::Vllm {
+    // The deployment targets write a vLLM deployment (image, args, probes,
+    // metrics); the engine target writes any engine's launch script.
+    if plan.engine != gpuplan_core::Engine::Vllm && kind != ExportKind::Engine {
         return Err(ExportError::EngineNotExported {
             rank: plan.rank,
             engine: plan.engine.label().to_string(),

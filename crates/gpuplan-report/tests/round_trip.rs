@@ -473,7 +473,7 @@ fn impossible_exports_say_why() {
         workload_file: "w.toml",
         plans: &plans,
     };
-    for kind in [ExportKind::Engine, ExportKind::K8s, ExportKind::SkyPilot] {
+    for kind in [ExportKind::K8s, ExportKind::SkyPilot] {
         let e = export(&c, 1, kind).unwrap_err();
         assert!(
             matches!(e, ExportError::EngineNotExported { .. }) && !e.is_internal(),
@@ -481,4 +481,24 @@ fn impossible_exports_say_why() {
         );
         assert!(e.to_string().contains("SGLang"), "{e}");
     }
+    // The engine export writes its launch script with exactly those flags.
+    let files = export(&c, 1, ExportKind::Engine).unwrap();
+    assert_eq!(files.len(), 1);
+    assert_eq!(files[0].name, "sglang-serve.sh");
+    assert!(
+        files[0]
+            .contents
+            .contains("exec python -m sglang.launch_server \\\n  --model-path m \\\n  \"$@\"\n"),
+        "{}",
+        files[0].contents
+    );
+    // A command that is not the engine's program is a bug, said as one.
+    plans[0].launch_command = "vllm serve m".into();
+    let c = ExportContext {
+        catalog: catalog(),
+        workload: &w,
+        workload_file: "w.toml",
+        plans: &plans,
+    };
+    assert!(export(&c, 1, ExportKind::Engine).unwrap_err().is_internal());
 }

@@ -653,7 +653,7 @@ pub struct PlanCmd {
     pub json: bool,
     /// Write plan N (`--plan`) as the files a deployment tool takes: k8s (Deployment or
     /// LeaderWorkerSet, Service, PodDisruptionBudget, HPA), skypilot (SkyServe task) or
-    /// engine (vLLM launch script and config); printed, or written into `-o DIR`.
+    /// engine (the launch script of the plan's engine, with vLLM's config file or TensorRT-LLM's options file); printed, or written into `-o DIR`.
     #[arg(long, value_enum, value_name = "KIND", conflicts_with_all = ["summary", "json", "explain", "wide"])]
     pub export: Option<ExportArg>,
     /// With --export: the plan to export (1 = the cheapest that passes simulation).

@@ -1402,3 +1402,68 @@ e2e_ms_p99 = 20000
     assert_eq!(sim.code, 2, "{}", sim.stdout);
     assert!(sim.stderr.contains("traffic.beam_width"), "{}", sim.stderr);
 }
+
+#[test]
+fn export_engine_writes_the_tensorrt_llm_launch_script_and_its_options_file() {
+    let dir = std::env::temp_dir().join(format!("gpuplan-trt-export-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let workload = dir.join("trt.toml");
+    std::fs::write(
+        &workload,
+        r#"kind = "inference"
+engine = "trtllm"
+[model]
+id = "llama-3.1-70b"
+precisions = ["fp8"]
+[traffic]
+requests_per_s = 10
+input_tokens = { mean = 1500, p99 = 6000 }
+output_tokens = { mean = 250, p99 = 1000 }
+[slo]
+ttft_ms_p99 = 3000
+tpot_ms_p99 = 80
+[constraints]
+gpus = ["H100"]
+"#,
+    )
+    .unwrap();
+    let out_dir = dir.join("out");
+    let out = gpuplan(&[
+        "plan",
+        workload.to_str().unwrap(),
+        "--verify",
+        "0",
+        "--export",
+        "engine",
+        "-o",
+        out_dir.to_str().unwrap(),
+    ]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let script = std::fs::read_to_string(out_dir.join("trtllm-serve.sh")).unwrap();
+    assert!(
+        script.contains(
+            "exec trtllm-serve nvidia/Llama-3.1-70B-Instruct-FP8 \\\n  --backend pytorch"
+        ),
+        "{script}"
+    );
+    let options =
+        std::fs::read_to_string(out_dir.join("trtllm-extra-llm-api-options.yaml")).unwrap();
+    assert_eq!(options, "kv_cache_config:\n  dtype: fp8\n");
+    let syntax = Command::new("bash")
+        .arg("-n")
+        .arg(out_dir.join("trtllm-serve.sh"))
+        .status()
+        .unwrap();
+    assert!(syntax.success());
+    // The deployment exports still say they write vLLM only.
+    let k8s = gpuplan(&[
+        "plan",
+        workload.to_str().unwrap(),
+        "--verify",
+        "0",
+        "--export",
+        "k8s",
+    ]);
+    assert_eq!(k8s.code, 2, "{}", k8s.stdout);
+    assert!(k8s.stderr.contains("--export engine"), "{}", k8s.stderr);
+}
