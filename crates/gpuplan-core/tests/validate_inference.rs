@@ -62,3 +62,62 @@ fn the_bundled_calibration_is_what_the_fit_produces() {
     assert_eq!(n, m);
     assert!(fitted_loss < worse, "the fit beats a 10% perturbation");
 }
+
+#[test]
+fn the_fit_reports_its_starts_and_drops_factors_no_row_pins() {
+    let catalog = Catalog::embedded().unwrap();
+    let all = parse_benchmarks("benchmarks_dev.csv", BUNDLED_BENCHMARKS_DEV).unwrap();
+    // Only the Hopper rows: Ampere, Ada and Blackwell factors are pinned by nothing.
+    let rows: Vec<_> = all
+        .into_iter()
+        .filter(|r| {
+            catalog
+                .gpu(&r.gpu)
+                .is_ok_and(|g| gpuplan_core::family(g) == "Hopper")
+        })
+        .collect();
+    let bundled = Calibration::bundled();
+    let report = gpuplan_core::fit_calibration_report(&catalog, &rows, &bundled);
+    assert_eq!(report.starts, gpuplan_core::FIT_STARTS);
+    assert!(report.start_losses.len() > 1, "several starts descended");
+    let lowest = report.start_losses.iter().copied().fold(f64::MAX, f64::min);
+    assert!(
+        report.loss <= lowest * 1.01 + 1e-12,
+        "kept a start within 1% of the best"
+    );
+    let status = |name: &str| {
+        report
+            .factors
+            .iter()
+            .find(|f| f.name == name)
+            .unwrap_or_else(|| panic!("{name} reported"))
+            .status
+    };
+    use gpuplan_core::FactorStatus::*;
+    assert_eq!(status("bandwidth_efficiency.Ampere"), Unconstrained);
+    assert_eq!(status("compute_efficiency.Blackwell.4"), Unconstrained);
+    assert!(matches!(
+        status("bandwidth_efficiency.Hopper"),
+        Fitted | AtLowerBound | AtUpperBound
+    ));
+    assert_eq!(status("engine_step_time.vllm"), OtherFit);
+    // The free count is the factors actually moved.
+    let moved = report
+        .factors
+        .iter()
+        .filter(|f| matches!(f.status, Fitted | AtLowerBound | AtUpperBound))
+        .count();
+    assert_eq!(report.free_factors, moved);
+    // A dropped family falls back to the fitted families' mean and is flagged.
+    let a100 = catalog.gpu("A100-SXM-80GB").unwrap();
+    assert!(bundled.has_family(a100));
+    assert!(!report.calibration.has_family(a100));
+    assert!(report
+        .calibration
+        .get("bandwidth_efficiency.Ampere")
+        .is_none());
+    // Every fitted factor has a sensitivity.
+    for f in report.factors.iter().filter(|f| f.status == Fitted) {
+        assert!(f.loss_rise_pct.is_some_and(f64::is_finite), "{}", f.name);
+    }
+}

@@ -24,6 +24,17 @@ fn parse_split(s: &str) -> Result<gpuplan_core::Split, String> {
     }
 }
 
+/// Parses one `--by` grouping.
+fn parse_group_by(s: &str) -> Result<gpuplan_core::GroupBy, String> {
+    gpuplan_core::GroupBy::parse(&s.to_ascii_lowercase()).ok_or_else(|| {
+        let names: Vec<&str> = gpuplan_core::GroupBy::ALL
+            .iter()
+            .map(|g| g.as_str())
+            .collect();
+        format!("expected one of {}; got `{s}`", names.join(", "))
+    })
+}
+
 /// Parses `--engine`.
 fn parse_engine(s: &str) -> Result<Engine, String> {
     s.parse()
@@ -358,6 +369,12 @@ pub struct ValidateCmd {
     /// accuracy per engine.
     #[arg(long, value_parser = parse_engine)]
     pub engine: Option<Engine>,
+    /// Accuracy per segment instead of per row: one summary table (JSON:
+    /// `by.<grouping>`) for each grouping named, e.g. `--by source,precision`.
+    /// Groupings: gpu, family, engine, source, precision, metric, model,
+    /// scenario, kind.
+    #[arg(long, value_name = "GROUPING", value_delimiter = ',', value_parser = parse_group_by, conflicts_with = "markdown")]
+    pub by: Vec<gpuplan_core::GroupBy>,
     /// Cross-validate the LLM efficiency fit instead: `5` for 5 folds (each
     /// fold predicted with factors fitted on the others), `family` to hold
     /// out one GPU family at a time (what an uncalibrated family gets).

@@ -509,6 +509,86 @@ fn validate_reports_summary_by_kind_and_gpu() {
 }
 
 #[test]
+fn validate_by_summarises_each_segment_and_the_segments_add_up() {
+    let out = gpuplan(&[
+        "validate",
+        "--set",
+        "mlperf",
+        "--kind",
+        "inference",
+        "--by",
+        "source,precision",
+        "--by",
+        "scenario",
+        "--json",
+    ]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let v = json(&out);
+    let total = v["summary"]["by_kind"]["inference"]["n_predicted"]
+        .as_u64()
+        .unwrap();
+    for by in ["source", "precision", "scenario"] {
+        let groups = v["by"][by].as_object().unwrap_or_else(|| panic!("by.{by}"));
+        assert!(groups.len() >= 2, "{by}: {groups:?}");
+        let n: u64 = groups
+            .values()
+            .map(|g| g["n_predicted"].as_u64().unwrap())
+            .sum();
+        // Every MLPerf-set row states its source and scenario; a row
+        // without a precision (vLLM CI: "dtype not stated") is left out.
+        if by == "precision" {
+            assert!(n <= total && n >= total * 9 / 10, "{by}: {n} of {total}");
+        } else {
+            assert_eq!(n, total, "{by}");
+        }
+    }
+    assert!(v["by"]["source"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .any(|k| k == "mlcommons/inference_results_v4.1"));
+    // The human form prints one table per grouping, not the rows.
+    let out = gpuplan(&["validate", "--kind", "inference", "--by", "metric"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stdout.contains("By metric:"), "{}", out.stdout);
+    assert!(out.stdout.contains("output_tokens_per_s"));
+    assert!(!out.stdout.contains("trtllm-online-011"), "no row table");
+    let out = gpuplan(&["validate", "--by", "colour"]);
+    assert_eq!(out.code, 2);
+    assert!(out.stderr.contains("expected one of gpu"), "{}", out.stderr);
+}
+
+#[test]
+fn validate_fit_reports_free_factors_starts_and_sensitivity() {
+    let out = gpuplan(&["validate", "--fit", "--kind", "inference", "--json"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let v = json(&out);
+    let fit = &v["fit"];
+    let free = fit["free_factors"].as_u64().unwrap();
+    let rows = fit["rows"].as_u64().unwrap();
+    assert!(
+        free >= 10 && rows > 4 * free,
+        "{free} factors on {rows} rows"
+    );
+    assert_eq!(
+        fit["start_losses"].as_array().unwrap().len() as u64,
+        fit["starts"].as_u64().unwrap()
+    );
+    let factors = fit["factors"].as_array().unwrap();
+    let fitted = factors
+        .iter()
+        .filter(|f| f["loss_rise_pct"].is_number())
+        .count() as u64;
+    assert_eq!(fitted, free, "every free factor has a sensitivity");
+    let out = gpuplan(&["validate", "--fit", "--kind", "inference"]);
+    assert!(
+        out.stdout.contains("free factors fitted on") && out.stdout.contains("loss +% at ±10%"),
+        "{}",
+        out.stdout
+    );
+}
+
+#[test]
 fn every_example_plans_with_the_json_contract() {
     let mut names: Vec<_> =
         std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples"))

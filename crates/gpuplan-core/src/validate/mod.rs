@@ -10,8 +10,14 @@ use gpuplan_catalog::{BenchmarkKind, BenchmarkRow, Catalog, Precision};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
+mod fit;
 mod inference;
+mod segments;
+pub use fit::{
+    fit_calibration, fit_calibration_report, FactorFit, FactorStatus, FitReport, FIT_STARTS,
+};
 pub use inference::predict_inference;
+pub use segments::{source_key, summarize_by, GroupBy};
 
 /// One row's outcome.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -49,6 +55,16 @@ pub struct ValidationRow {
     /// catalog knows the GPU.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub architecture: Option<String>,
+    /// Precision as written in the file (`fp8`, `bf16`, `w4a16` ...).
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub precision: String,
+    /// The publication the row comes from, shortened to a key
+    /// ([`source_key`]): `NVIDIA/TensorRT-LLM docs/source/performance/perf-overview.md`.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub source: String,
+    /// The benchmark scenario (`offline`, `server`, `burst` ...), when stated.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub scenario: String,
 }
 
 impl ValidationRow {
@@ -70,6 +86,9 @@ impl ValidationRow {
             family: None,
             engine: None,
             architecture: None,
+            precision: String::new(),
+            source: String::new(),
+            scenario: String::new(),
         }
     }
 }
@@ -116,6 +135,14 @@ pub struct ValidationReport {
     pub rows: Vec<ValidationRow>,
     /// Statistics.
     pub summary: ValidationSummary,
+    /// With `--fit`: how the LLM efficiency fit went (free factors, starts,
+    /// each factor's status and sensitivity).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fit: Option<FitReport>,
+    /// With `--by`: the rows' errors per segment, keyed by what they are
+    /// grouped by (`source`, `precision` ...), then by the segment.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub by: BTreeMap<String, BTreeMap<String, ErrorSummary>>,
 }
 
 /// Percentile by linear interpolation between closest ranks (`q` in 0..=1).
@@ -238,6 +265,8 @@ pub fn validate_all(
     let by_engine = group_inference(&out, |r| r.engine.as_deref());
     let by_architecture = group_inference(&out, |r| r.architecture.as_deref());
     ValidationReport {
+        fit: None,
+        by: BTreeMap::new(),
         rows: out,
         summary: ValidationSummary {
             by_kind,
@@ -325,6 +354,9 @@ fn validation_row(
             .gpu(&row.gpu)
             .ok()
             .map(|g| crate::calibration::family(g).to_string()),
+        precision: row.precision.clone(),
+        source: source_key(&row.source),
+        scenario: row.scenario.clone(),
     }
 }
 
@@ -496,78 +528,6 @@ pub fn calibration_loss(
 /// engine's rows by [`fit_engine_factors`](crate::fit_engine_factors)).
 pub(crate) fn fitted_by_another_fit(name: &str) -> bool {
     crate::mlperf_inference::fitted_on_mlperf(name) || name.starts_with("engine_step_time.")
-}
-
-/// Fits the factors named in `template` on the inference rows by bounded
-/// coordinate descent, starting every factor from the middle of its bounds
-/// (so the result depends only on the rows and the bounds, not on earlier
-/// fits): each factor in turn is scaled up or down by a step while the loss
-/// falls; steps halve until below 0.1%. Deterministic: the bundled
-/// `data/calibration.csv` is exactly its output on `benchmarks_dev.csv`.
-pub fn fit_calibration(
-    catalog: &Catalog,
-    rows: &[BenchmarkRow],
-    template: &Calibration,
-) -> Calibration {
-    // The factors stand for TensorRT-LLM: other engines' rows fit their
-    // own step-time factor (`fit_engine_factors`).
-    let inference: Vec<&BenchmarkRow> = rows
-        .iter()
-        .filter(|r| r.kind == BenchmarkKind::Inference && r.engine == "trtllm")
-        .collect();
-    let mut cal = template.clone();
-    if inference
-        .iter()
-        .all(|row| predict_inference(catalog, row, template).is_err())
-    {
-        // Nothing to fit on (e.g. only variable-length MLPerf rows): keep the template.
-        return cal;
-    }
-    for f in &mut cal.factors {
-        if !fitted_by_another_fit(&f.name) {
-            f.value = 0.5 * (f.min + f.max);
-        }
-    }
-    let (mut best, n_rows) = calibration_loss(catalog, &inference, &cal);
-    if n_rows == 0 {
-        return cal;
-    }
-    let mut steps: Vec<f64> = vec![0.2; cal.factors.len()];
-    for _sweep in 0..400 {
-        let mut improved = false;
-        #[allow(clippy::needless_range_loop)] // steps[i] and factors[i] move together
-        for i in 0..cal.factors.len() {
-            if steps[i] < 1e-3 || fitted_by_another_fit(&cal.factors[i].name) {
-                steps[i] = 0.0;
-                continue;
-            }
-            let mut moved = false;
-            for direction in [1.0, -1.0] {
-                let f = &cal.factors[i];
-                let candidate = (f.value * (1.0 + direction * steps[i])).clamp(f.min, f.max);
-                if (candidate - f.value).abs() < 1e-12 {
-                    continue;
-                }
-                let old = f.value;
-                cal.factors[i].value = candidate;
-                let (loss, n) = calibration_loss(catalog, &inference, &cal);
-                if n == n_rows && loss < best - 1e-12 {
-                    best = loss;
-                    moved = true;
-                    improved = true;
-                    break;
-                }
-                cal.factors[i].value = old;
-            }
-            if !moved {
-                steps[i] /= 2.0;
-            }
-        }
-        if !improved && steps.iter().all(|s| *s < 1e-3) {
-            break;
-        }
-    }
-    cal
 }
 
 /// Total soft-L1 loss of the training factors over the training

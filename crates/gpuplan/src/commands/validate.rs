@@ -13,8 +13,8 @@ use gpuplan_core::mlperf_inference::{
 };
 use gpuplan_core::nonllm::{bundled_factors, fit_nonllm_factors};
 use gpuplan_core::{
-    cross_validate, fit_calibration, fit_engine_factors, fit_training_calibration, validate_all,
-    validate_with, ErrorSummary,
+    cross_validate, fit_calibration_report, fit_engine_factors, fit_training_calibration,
+    summarize_by, validate_all, validate_with, ErrorSummary,
 };
 
 /// The benchmark file's rows that `--kind` and `--engine` keep, with the file's name.
@@ -75,8 +75,11 @@ pub fn run(catalog: &Catalog, cmd: ValidateCmd) -> CliResult {
             }
         }
     }
+    let mut fit_report = None;
     if cmd.fit {
-        cal = refit_llm(catalog, &rows, &cal, &training, &cmd, &name)?;
+        let (fitted, report) = refit_llm(catalog, &rows, &cal, &training, &cmd, &name)?;
+        cal = fitted;
+        fit_report = Some(report);
     }
     if cmd.simulate {
         return super::validate_simulate::run(
@@ -96,7 +99,13 @@ pub fn run(catalog: &Catalog, cmd: ValidateCmd) -> CliResult {
     } else {
         (bundled_factors(), bundled_input_lengths())
     };
-    let report = validate_all(catalog, &rows, &cal, &training, &nonllm, &input_lengths);
+    let mut report = validate_all(catalog, &rows, &cal, &training, &nonllm, &input_lengths);
+    report.fit = fit_report;
+    for by in &cmd.by {
+        report
+            .by
+            .insert(by.as_str().to_string(), summarize_by(&report.rows, *by));
+    }
     if cmd.fit && !cmd.json && !report.summary.by_family.is_empty() {
         print_factors("non-LLM factor", &nonllm);
         print_factors("MLPerf data-set input mean", &input_lengths);
@@ -109,8 +118,22 @@ pub fn run(catalog: &Catalog, cmd: ValidateCmd) -> CliResult {
         print_markdown(&report, &name);
         return Ok(());
     }
+    if !cmd.by.is_empty() {
+        print_segments(&report);
+        return Ok(());
+    }
     print_report(&report);
     Ok(())
+}
+
+/// `--by`: the overall summary by kind, then one table per grouping.
+fn print_segments(report: &gpuplan_core::ValidationReport) {
+    println!("Summary by kind (|error| percentiles over predicted rows):");
+    println!("{}", summary_table(report.summary.by_kind.iter()));
+    for (by, groups) in &report.by {
+        println!("By {by}:");
+        println!("{}", summary_table(groups.iter()));
+    }
 }
 
 /// The human report: every row, worst first, then the summaries.
@@ -171,9 +194,10 @@ fn refit_llm(
     training: &gpuplan_core::training::TrainingFactors,
     cmd: &ValidateCmd,
     name: &str,
-) -> CliResult<gpuplan_core::Calibration> {
+) -> CliResult<(gpuplan_core::Calibration, gpuplan_core::FitReport)> {
     let before = validate_with(catalog, rows, cal, training);
-    let mut fitted = fit_calibration(catalog, rows, cal);
+    let report = fit_calibration_report(catalog, rows, cal);
+    let mut fitted = report.calibration.clone();
     // CDNA3 (ROCm vLLM): on its MLPerf Offline rows, where the set has them.
     fitted = fit_family_factors(catalog, rows, &fitted, &bundled_input_lengths());
     // Engine step times (vLLM on NVIDIA), on their own rows.
@@ -187,7 +211,7 @@ fn refit_llm(
         }
     }
     if cmd.json {
-        return Ok(fitted);
+        return Ok((fitted, report));
     }
     let inference = |r: &gpuplan_core::ValidationReport| {
         r.summary
@@ -205,9 +229,50 @@ fn refit_llm(
         opt(b.p90_abs_pct_error, 1),
         opt(a.p90_abs_pct_error, 1)
     );
-    print_factors("factor", &fitted);
+    print_fit(&report, &fitted);
     print_factors("training factor", &training.table);
-    Ok(fitted)
+    Ok((fitted, report))
+}
+
+/// The LLM fit: free factors against rows, the spread of the starts, and
+/// each factor with its status and sensitivity (the meanings are in the
+/// calibration table printed by `--write-calibration`).
+fn print_fit(report: &gpuplan_core::FitReport, fitted: &gpuplan_core::Calibration) {
+    let spread = match (
+        report.start_losses.iter().copied().reduce(f64::min),
+        report.start_losses.iter().copied().reduce(f64::max),
+    ) {
+        (Some(lo), Some(hi)) => format!("losses {lo:.4}–{hi:.4}"),
+        _ => "no start predicted every row".to_string(),
+    };
+    println!(
+        "{} free factors fitted on {} rows; {} starts ({spread}), kept start {} (loss {:.4}).",
+        report.free_factors, report.rows, report.starts, report.chosen_start, report.loss
+    );
+    let mut t = table(&["factor", "value", "bounds", "fit", "loss +% at ±10%"]);
+    for f in &report.factors {
+        let dropped = !fitted.factors.iter().any(|c| c.name == f.name);
+        let status = match f.status {
+            gpuplan_core::FactorStatus::Fitted => "fitted",
+            gpuplan_core::FactorStatus::AtLowerBound => "at lower bound",
+            gpuplan_core::FactorStatus::AtUpperBound => "at upper bound",
+            gpuplan_core::FactorStatus::Unconstrained if dropped => {
+                "no row pins it: dropped, the family falls back"
+            }
+            gpuplan_core::FactorStatus::Unconstrained => "no row pins it: kept as given",
+            gpuplan_core::FactorStatus::OtherFit => "other fit",
+        };
+        t.add_row(vec![
+            f.name.clone(),
+            format!("{:.4}", f.value),
+            format!("[{}, {}]", f.min, f.max),
+            status.to_string(),
+            f.loss_rise_pct
+                .map(|r| format!("{r:.2}"))
+                .unwrap_or_else(|| "–".into()),
+        ]);
+    }
+    println!("{t}");
 }
 
 /// `--cv`: held-out against training error, overall and per group, and the
