@@ -76,7 +76,7 @@ pub use sources::{load_catalog, read, workload_format, CatalogSources, FileAcces
 pub use training::{
     training_explain_text, training_layout_label, training_method_label, training_plan_by_rank,
 };
-pub use validate::{validate_text, BenchmarkSet};
+pub use validate::{parse_groupings, validate_text, BenchmarkSet};
 
 /// Requests each verification simulation runs by default (`plan --verify-requests`).
 pub const DEFAULT_VERIFY_REQUESTS: u64 = 20_000;

@@ -5,7 +5,7 @@ use gpuplan_catalog::{
     parse_benchmarks, BenchmarkKind, Catalog, BUNDLED_BENCHMARKS_DEV, BUNDLED_BENCHMARKS_DEV_2,
 };
 use gpuplan_core::training::TrainingFactors;
-use gpuplan_core::{validate_with, Calibration, ValidationReport};
+use gpuplan_core::{summarize_by, validate_with, Calibration, GroupBy, ValidationReport};
 use serde::Deserialize;
 
 /// A bundled benchmark set.
@@ -35,17 +35,43 @@ impl BenchmarkSet {
     }
 }
 
-/// Predicts every row of a benchmark CSV (optionally one kind of row).
+/// Predicts every row of a benchmark CSV (optionally one kind of row),
+/// with the accuracy per segment of each grouping in `by` (`report.by`).
 pub fn validate_text(
     catalog: &Catalog,
     cal: &Calibration,
     training: &TrainingFactors,
     (name, text): (&str, &str),
     kind: Option<BenchmarkKind>,
+    by: &[GroupBy],
 ) -> AppResult<ValidationReport> {
     let mut rows = parse_benchmarks(name, text)?;
     if let Some(k) = kind {
         rows.retain(|r| r.kind == k);
     }
-    Ok(validate_with(catalog, &rows, cal, training))
+    let mut report = validate_with(catalog, &rows, cal, training);
+    for g in by {
+        report
+            .by
+            .insert(g.as_str().to_string(), summarize_by(&report.rows, *g));
+    }
+    Ok(report)
+}
+
+/// Parses a comma-separated list of groupings (`source,precision`), as
+/// `validate --by` takes it.
+pub fn parse_groupings(list: &str) -> AppResult<Vec<GroupBy>> {
+    list.split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(|name| {
+            GroupBy::parse(&name.to_ascii_lowercase()).ok_or_else(|| {
+                let names: Vec<&str> = GroupBy::ALL.iter().map(|g| g.as_str()).collect();
+                crate::error::AppError::bad_field(
+                    "by",
+                    format!("expected one of {}; got `{name}`", names.join(", ")),
+                )
+            })
+        })
+        .collect()
 }

@@ -103,9 +103,9 @@ pub use training_memory::{
 // inside the crate: `validate*` and the fits are the public surface.
 pub use validate::{
     calibration_loss, fit_calibration, fit_calibration_report, fit_training_calibration,
-    source_key, summarize, summarize_by, validate, validate_all, validate_with, ErrorSummary,
-    FactorFit, FactorStatus, FitReport, GroupBy, Prediction, ValidationReport, ValidationRow,
-    ValidationSummary, FIT_STARTS,
+    shapes_only_the_harness, source_key, summarize, summarize_by, validate, validate_all,
+    validate_with, ErrorSummary, FactorFit, FactorStatus, FitReport, GroupBy, Prediction,
+    ValidationReport, ValidationRow, ValidationSummary, FIT_STARTS,
 };
 pub use workload::{
     default_kv_precision, Bucket, Constraints, InferenceWorkload, PriceTrust, Pricing, RawWorkload,

@@ -444,3 +444,30 @@ fn check_more_memory_never_hurts(rps: f64, ttft: f64) -> Result<(), String> {
 fn more_memory_never_hurts_on_the_ci_counterexample() {
     check_more_memory_never_hurts(32.244_083_163_198_94, 1_334.762_221_643_604).unwrap();
 }
+
+/// A factor the fit marks as shaping only the benchmark harnesses must not
+/// move any plan: the same workload plans identically at both its bounds.
+#[test]
+fn harness_only_factors_never_change_a_plan() {
+    let catalog = small_catalog(&base_rows());
+    let w = workload(&catalog, &chat(2000.0, 100.0, 20.0, ""));
+    let bundled = Calibration::bundled();
+    let harness: Vec<_> = bundled
+        .factors
+        .iter()
+        .filter(|f| gpuplan_core::shapes_only_the_harness(&f.name))
+        .collect();
+    assert!(!harness.is_empty());
+    let at = |pick: fn(&gpuplan_core::Factor) -> f64| {
+        let mut cal = bundled.clone();
+        for f in &mut cal.factors {
+            if gpuplan_core::shapes_only_the_harness(&f.name) {
+                f.value = pick(f);
+            }
+        }
+        serde_json::to_string(&plan(&catalog, &w, &cal, PlanOptions { top: 5 }).plans).unwrap()
+    };
+    let low = at(|f| f.min);
+    assert!(low.len() > 100, "plans found");
+    assert_eq!(low, at(|f| f.max));
+}

@@ -693,7 +693,7 @@ pub async fn fit(State(state): State<Shared>, body: Result<Bytes, BytesRejection
 }
 
 /// Query of `/v1/validate`.
-#[derive(Debug, Clone, Copy, Deserialize, utoipa::IntoParams)]
+#[derive(Debug, Clone, Deserialize, utoipa::IntoParams)]
 #[serde(deny_unknown_fields)]
 pub struct ValidateQuery {
     /// `dev` (default) or `mlperf`.
@@ -702,6 +702,10 @@ pub struct ValidateQuery {
     /// Only rows of this kind: `inference`, `training` or `memory`.
     #[param(value_type = Option<String>)]
     pub kind: Option<KindQuery>,
+    /// Accuracy per segment, as `validate --by`: a comma-separated list of
+    /// `gpu`, `family`, `engine`, `source`, `precision`, `metric`, `model`,
+    /// `scenario`, `kind` (the report's `by` field).
+    pub by: Option<String>,
 }
 
 /// Benchmark row kinds in a query.
@@ -722,7 +726,7 @@ pub enum KindQuery {
     path = "/v1/validate",
     params(ValidateQuery),
     responses(
-        (status = 200, description = "What `gpuplan validate [--set S] [--kind K] --json` prints", body = Object),
+        (status = 200, description = "What `gpuplan validate [--set S] [--kind K] [--by B] --json` prints", body = Object),
         (status = 400, description = "Bad query", body = crate::ErrorBody),
     )
 )]
@@ -737,12 +741,14 @@ pub async fn validate(
             KindQuery::Training => BenchmarkKind::Training,
             KindQuery::Memory => BenchmarkKind::Memory,
         });
+        let by = gpuplan_app::parse_groupings(q.by.as_deref().unwrap_or_default())?;
         let report = gpuplan_app::validate_text(
             &s.catalog,
             &s.calibration,
             &s.training,
             q.set.unwrap_or_default().source(),
             kind,
+            &by,
         )?;
         json_ok(&report)
     })

@@ -26,13 +26,10 @@ fn parse_split(s: &str) -> Result<gpuplan_core::Split, String> {
 
 /// Parses one `--by` grouping.
 fn parse_group_by(s: &str) -> Result<gpuplan_core::GroupBy, String> {
-    gpuplan_core::GroupBy::parse(&s.to_ascii_lowercase()).ok_or_else(|| {
-        let names: Vec<&str> = gpuplan_core::GroupBy::ALL
-            .iter()
-            .map(|g| g.as_str())
-            .collect();
-        format!("expected one of {}; got `{s}`", names.join(", "))
-    })
+    match gpuplan_app::parse_groupings(s).map_err(|e| e.message)?[..] {
+        [one] => Ok(one),
+        _ => Err(format!("expected one grouping; got `{s}`")),
+    }
 }
 
 /// Parses `--engine`.
@@ -214,6 +211,7 @@ pub enum Command {
     ///   gpuplan validate                       # the bundled development set
     ///   gpuplan validate --benchmarks my.csv --kind inference --json
     ///   gpuplan validate --fit --write-calibration data/calibration.csv
+    ///   gpuplan validate --set mlperf --kind inference --by source,scenario
     ///   gpuplan validate --set mlperf --kind inference --simulate --sim-requests 2000
     #[command(verbatim_doc_comment)]
     Validate(ValidateCmd),

@@ -480,10 +480,21 @@ fn estimate_and_fit_match_the_cli() {
 
 #[test]
 fn validate_and_catalog_listings_match_the_cli() {
-    let pairs: [(&str, &[&str]); 7] = [
+    let pairs: [(&str, &[&str]); 8] = [
         (
             "/v1/validate?kind=memory",
             &["validate", "--kind", "memory", "--json"],
+        ),
+        (
+            "/v1/validate?kind=inference&by=precision,scenario",
+            &[
+                "validate",
+                "--kind",
+                "inference",
+                "--by",
+                "precision,scenario",
+                "--json",
+            ],
         ),
         ("/v1/catalog/gpus", &["catalog", "gpus", "--json"]),
         (
@@ -578,6 +589,9 @@ fn bad_input_is_400_naming_the_field_with_the_cli_words() {
     let (status, body) = call("GET", "/v1/validate?set=nope", None, "");
     assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
     assert_eq!(error_of(&body)["field"], "query");
+    let (status, body) = call("GET", "/v1/validate?by=colour", None, "");
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    assert_eq!(error_of(&body)["field"], "by", "{body}");
 }
 
 #[test]

@@ -262,11 +262,16 @@ fn print_fit(report: &gpuplan_core::FitReport, fitted: &gpuplan_core::Calibratio
             gpuplan_core::FactorStatus::Unconstrained => "no row pins it: kept as given",
             gpuplan_core::FactorStatus::OtherFit => "other fit",
         };
+        let status = if f.harness_only {
+            format!("{status} (benchmark harness only)")
+        } else {
+            status.to_string()
+        };
         t.add_row(vec![
             f.name.clone(),
             format!("{:.4}", f.value),
             format!("[{}, {}]", f.min, f.max),
-            status.to_string(),
+            status,
             f.loss_rise_pct
                 .map(|r| format!("{r:.2}"))
                 .unwrap_or_else(|| "–".into()),
