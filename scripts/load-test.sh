@@ -7,14 +7,17 @@
 # throughput, latency percentiles, status counts, peak RSS and RSS after
 # 1,000 and after all requests, both read with the server idle between
 # two oha runs. Not part of CI (long on 2 cores); its
-# numbers go in the closing notes.
+# numbers go in the closing notes. With STEP, the requests after the first
+# 1,000 run in segments of STEP, with an idle RSS reading after each (a
+# series that shows whether memory keeps growing).
 #
-#   scripts/load-test.sh [REQUESTS=10000] [CONNECTIONS=8] [QUERY=?verify=0]
+#   scripts/load-test.sh [REQUESTS=10000] [CONNECTIONS=8] [QUERY=?verify=0] [STEP]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 REQUESTS=${1:-10000}
 CONNECTIONS=${2:-8}
 QUERY=${3-?verify=0}
+STEP=${4:-0}
 BIN=${GPUPLAN_BIN:-target/release/gpuplan}
 OUT=${GPUPLAN_LOAD_OUT:-target/load-test}
 mkdir -p "$OUT"
@@ -99,14 +102,43 @@ run_oha() { # COUNT OUTPUT
 echo "== oha: $REQUESTS requests ($FIRST, then $REST), $CONNECTIONS connections, POST /v1/plan$QUERY"
 run_oha "$FIRST" "$OUT/oha-first.json"
 IDLE_FIRST=$(idle_rss)
+SERIES="$FIRST:$IDLE_FIRST"
+rm -f "$OUT"/oha-segment-*.json
 if [ "$REST" -gt 0 ]; then
-  run_oha "$REST" "$OUT/oha.json"
+  if [ "$STEP" -gt 0 ]; then
+    done_so_far=$FIRST
+    while [ "$done_so_far" -lt "$REQUESTS" ]; do
+      n=$(( REQUESTS - done_so_far < STEP ? REQUESTS - done_so_far : STEP ))
+      run_oha "$n" "$OUT/oha-segment-$done_so_far.json"
+      done_so_far=$(( done_so_far + n ))
+      if [ "$done_so_far" -lt "$REQUESTS" ]; then
+        SERIES="$SERIES $done_so_far:$(idle_rss)"
+      fi
+    done
+    # The last segment stands for "the rest" in the summary below.
+    cp "$OUT/oha-segment-$(( done_so_far - n )).json" "$OUT/oha.json"
+  else
+    run_oha "$REST" "$OUT/oha.json"
+  fi
 else
   cp "$OUT/oha-first.json" "$OUT/oha.json"
 fi
 IDLE_LAST=$(idle_rss)
+SERIES="$SERIES $REQUESTS:$IDLE_LAST"
 echo "idle RSS after $FIRST requests: $((IDLE_FIRST / 1024)) MiB; after $REQUESTS: $((IDLE_LAST / 1024)) MiB" \
   "($(python3 -c "print(f'{($IDLE_LAST / $IDLE_FIRST - 1) * 100:+.1f}')") %)"
+echo "idle RSS series (requests: MiB): $(for p in $SERIES; do printf '%s: %s  ' "${p%%:*}" "$(( ${p##*:} / 1024 ))"; done)"
+for f in "$OUT"/oha-segment-*.json; do
+  [ -e "$f" ] || continue
+  python3 - "$f" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+s, p = r["summary"], r["latencyPercentiles"]
+n = sum(r["statusCodeDistribution"].values())
+print(f"  segment {sys.argv[1].rsplit('-', 1)[1][:-5]}+{n}: {s['requestsPerSec']:.2f} req/s, "
+      f"p50 {p['p50'] * 1e3:.0f} ms, p99 {p['p99'] * 1e3:.0f} ms, status {r['statusCodeDistribution']}")
+PY
+done
 kill "$SAMPLER" 2>/dev/null || true
 python3 - "$OUT/oha.json" "$OUT/rss.csv" "$OUT/oha-first.json" <<'PY'
 import csv, json, sys
