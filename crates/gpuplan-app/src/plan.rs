@@ -199,13 +199,14 @@ pub fn explain_text(w: &InferenceWorkload, p: &Plan) -> String {
     line!(out);
     line!(
         out,
-        "Queueing at peak ({:.2} req/s per replica, c_a² = {:.2}):",
+        "Queueing at peak ({:.2} req/s per replica, c_a² = {:.2}; the router pools the slots of {} replica(s)):",
         d.peak_requests_per_s_per_replica,
-        d.ca2
+        d.ca2,
+        p.replicas
     );
     line!(out,
-        "  batch slots: G/G/c with c = {}, c_s² = {:.2}: P(wait) = {:.3} (Erlang C, Halfin–Whitt-scaled for burstiness), p99 wait {:.0} ms",
-        p.max_num_seqs, d.cs2, d.p_wait_at_peak, d.queue_wait_ms_p99
+        "  batch slots: G/G/c with c = {} × {}, c_s² = {:.2}: P(wait) = {:.3} (Erlang C; Hayward's c/z servers for burstiness), p99 wait {:.0} ms",
+        p.replicas, p.max_num_seqs, d.cs2, d.p_wait_at_peak, d.queue_wait_ms_p99
     );
     line!(out,
         "  prefill compute: {:.0}% busy; prompts wait {:.0} ms on average, {:.0} ms at p99 (G/G/1, Allen–Cunneen)",
@@ -412,6 +413,7 @@ fn load_curve(
             max_batched_tokens: p.max_batched_tokens as f64,
             service_s: d.service_s,
             ca2: d.ca2,
+            slot_pool_replicas: f64::from(p.replicas),
             cs2: d.cs2,
         },
     );

@@ -2,7 +2,10 @@
 //!
 //! A replica is two queues in series, both fed by the same arrivals:
 //! 1. **batch slots** — a request waits for one of the `max_num_seqs` slots
-//!    (G/G/c, Erlang C with the Allen–Cunneen correction: [`crate::queueing::wait_quantile_s`]);
+//!    (G/G/c: Hayward's Erlang C at the peakedness of the traffic, an
+//!    exponential conditional wait with Allen–Cunneen's scale:
+//!    [`crate::queueing::wait_summary_peaked`]); behind the router the slots
+//!    of all replicas form one pool;
 //! 2. **prefill** — admitted prompts are prefilled first-come first-served
 //!    out of each iteration's token budget (`max_batched_tokens` less the
 //!    decodes), so prompts queue for prefill compute even when slots are
@@ -21,7 +24,7 @@
 //! iteration: long when it carries a prompt chunk.
 
 use crate::perf::{Deployment, IterationWork};
-use crate::queueing::wait_summary;
+use crate::queueing::wait_summary_peaked;
 use crate::serving::prefill_under_load_s;
 
 /// z of the 99th percentile of a standard normal distribution.
@@ -46,6 +49,9 @@ pub struct TailInputs {
     pub service_s: f64,
     /// Squared coefficient of variation of inter-arrival times (1 = Poisson).
     pub ca2: f64,
+    /// Replicas whose batch slots form one pool behind the router (1: the
+    /// replica alone). A request waits for a slot only when all are full.
+    pub slot_pool_replicas: f64,
     /// Squared coefficient of variation of slot service times.
     pub cs2: f64,
 }
@@ -194,6 +200,12 @@ pub struct TailModel<'a> {
     /// Decode iterations (output − 1) at the mid-quantiles of the output-length
     /// distribution (lognormal fitted to mean and p99).
     output_lives: [f64; OUTPUT_POINTS],
+    /// Mean of `output_lives`, and the mean of the shorter of two
+    /// independent draws, E[min(L₁, L₂)] = ∫ P(L > t)² dt (for the
+    /// peakedness of the slots' occupancy).
+    output_lives_mean: f64,
+    /// See `output_lives_mean`.
+    output_lives_min_pair_mean: f64,
 }
 
 /// What the TPOT tail is computed from: the mean time per output token, the
@@ -268,9 +280,18 @@ impl<'a> TailModel<'a> {
             let q = (k as f64 + 0.5) / OUTPUT_POINTS as f64;
             (lognormal_quantile(inputs.output_mean, output_cv2, q) - 1.0).max(1.0)
         });
+        let n = OUTPUT_POINTS as f64;
+        let output_lives_mean = output_lives.iter().sum::<f64>() / n;
+        let output_lives_min_pair_mean = output_lives
+            .iter()
+            .map(|a| output_lives.iter().map(|b| a.min(*b)).sum::<f64>())
+            .sum::<f64>()
+            / (n * n);
         TailModel {
             dep,
             inputs,
+            output_lives_mean,
+            output_lives_min_pair_mean,
             input_cv2: lognormal_cv2(inputs.input_mean, inputs.input_p99),
             context_in_flight: inputs.input_mean + inputs.output_mean * (1.0 + output_cv2) / 2.0,
             output_lives,
@@ -431,9 +452,10 @@ impl<'a> TailModel<'a> {
         // many are in flight: a short fixed-point iteration from a full batch.
         let mut in_flight = (lambda * i.service_s).clamp(1.0, i.batch);
         let mut slot_s = i.service_s;
+        let mut slot_prefill_s = 0.0;
         let mut load = self.load(lambda, in_flight);
         for _ in 0..3 {
-            let prefill_s = prefill_under_load_s(
+            slot_prefill_s = prefill_under_load_s(
                 self.dep,
                 i.input_mean,
                 i.input_mean,
@@ -441,7 +463,7 @@ impl<'a> TailModel<'a> {
                 in_flight,
                 i.max_batched_tokens,
             );
-            slot_s = prefill_s + (i.output_mean - 1.0).max(0.0) * load.tpot_mean_s;
+            slot_s = slot_prefill_s + (i.output_mean - 1.0).max(0.0) * load.tpot_mean_s;
             in_flight = (lambda * slot_s).clamp(1.0, i.batch);
             load = self.load(lambda, in_flight);
         }
@@ -464,8 +486,28 @@ impl<'a> TailModel<'a> {
         // variability the slot queue sees is inflated to match.
         let per_sequence_s = (self.iteration_s(in_flight + 1.0, 0.0) - load.t0).max(0.0);
         let elasticity = (per_sequence_s * in_flight / load.t0.max(1e-12)).clamp(0.0, 0.9);
-        let slot_cs2 = (i.ca2 + i.cs2) / (1.0 - elasticity) - i.ca2;
-        let slot_wait = wait_summary(lambda, slot_s, i.batch, i.ca2, slot_cs2, 0.99);
+        // Whether an arrival finds every slot busy depends on how far the
+        // occupancy swings: the count of busy slots, were there enough of
+        // them, has variance z × mean, with peakedness z = 1 + (c_a² − 1)·ψ
+        // for renewal arrivals and ψ = E[min(S₁, S₂)] / E[S] of the slot time
+        // (1/2 exponential, 1 fixed; Whitt, "Heavy-traffic approximations for
+        // service systems with blocking", 1984), 1 for Poisson whatever the
+        // service (M/G/∞ insensitivity), grown by the elasticity feedback.
+        let psi = (slot_prefill_s + load.tpot_mean_s * self.output_lives_min_pair_mean)
+            / (slot_prefill_s + load.tpot_mean_s * self.output_lives_mean).max(1e-12);
+        let peakedness = (1.0 + (i.ca2 - 1.0) * psi.clamp(0.0, 1.0)).max(0.05) / (1.0 - elasticity);
+        // The conditional wait: Allen–Cunneen's (c_a² + c_s²)/2, with c_s²
+        // grown by the same feedback.
+        let wait_scale = (i.ca2 + i.cs2) / 2.0 / (1.0 - elasticity);
+        let pool = i.slot_pool_replicas.max(1.0);
+        let slot_wait = wait_summary_peaked(
+            lambda * pool,
+            slot_s,
+            i.batch * pool,
+            peakedness,
+            wait_scale,
+            0.99,
+        );
         let slot_wait_p99_s = slot_wait.quantile_s;
         let slot_wait_probability = slot_wait.probability;
         let prefill_mean_s = prefill_under_load_s(
@@ -609,6 +651,7 @@ mod tests {
             max_batched_tokens: 8192.0,
             service_s: 1.5,
             ca2,
+            slot_pool_replicas: 1.0,
             cs2: 1.0,
         }
     }
@@ -635,6 +678,74 @@ mod tests {
         assert!(heavy.tpot_p99_ms >= heavy.tpot_mean_ms);
     }
 
+    /// The rate at which `model` has this probability of a slot wait.
+    fn rate_with_slot_wait(model: &TailModel<'_>, probability: f64) -> f64 {
+        let (mut lo, mut hi) = (0.1, 200.0);
+        for _ in 0..60 {
+            let mid = 0.5 * (lo + hi);
+            if model.at(mid).slot_wait_probability < probability {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        lo
+    }
+
+    #[test]
+    fn slots_pooled_behind_the_router_wait_less_than_one_replica_alone() {
+        let dep = h100_8b();
+        let alone = TailModel::new(&dep, inputs(4.0));
+        let lambda = rate_with_slot_wait(&alone, 0.2);
+        let one = alone.at(lambda);
+        assert!(one.slot_wait_probability > 0.15, "{one:?}");
+        let four = TailModel::new(
+            &dep,
+            TailInputs {
+                slot_pool_replicas: 4.0,
+                ..inputs(4.0)
+            },
+        )
+        .at(lambda);
+        // Same load per replica: a request waits only when all 4 × 64 slots
+        // are full, far rarer than 64 alone (square-root staffing).
+        assert!(
+            four.slot_wait_probability < one.slot_wait_probability / 3.0,
+            "{one:?} {four:?}"
+        );
+        assert!(four.slot_wait_p99_s < one.slot_wait_p99_s);
+        // The prefill queue is each replica's own: unchanged.
+        assert_eq!(four.prefill_wait_p99_s, one.prefill_wait_p99_s);
+    }
+
+    #[test]
+    fn slot_waits_of_poisson_arrivals_ignore_the_output_spread_and_bursts_raise_them() {
+        // M/G/∞ insensitivity: with Poisson arrivals the occupancy's spread,
+        // hence P(wait), does not depend on how output lengths vary; bursty
+        // arrivals swing it more when outputs are alike (ψ near 1) than when
+        // they vary widely (ψ smaller: long requests outlive the burst).
+        let dep = h100_8b();
+        let with_outputs = |ca2: f64, output_p99: f64| TailInputs {
+            output_p99,
+            ..inputs(ca2)
+        };
+        let at = |i: TailInputs, lambda: f64| TailModel::new(&dep, i).at(lambda);
+        let lambda = rate_with_slot_wait(&TailModel::new(&dep, with_outputs(1.0, 61.0)), 0.05);
+        let poisson_alike = at(with_outputs(1.0, 61.0), lambda);
+        let poisson_spread = at(with_outputs(1.0, 240.0), lambda);
+        // The spread moves the mean slot time a little (a longer tail at the
+        // same mean), not the peakedness: P(wait) stays within the change in load.
+        let ratio = poisson_spread.slot_wait_probability / poisson_alike.slot_wait_probability;
+        assert!(
+            (0.5..2.0).contains(&ratio),
+            "{poisson_alike:?} {poisson_spread:?}"
+        );
+        let bursty_alike = at(with_outputs(9.0, 61.0), lambda);
+        let bursty_spread = at(with_outputs(9.0, 240.0), lambda);
+        assert!(bursty_alike.slot_wait_probability > 3.0 * poisson_alike.slot_wait_probability);
+        assert!(bursty_alike.slot_wait_probability > bursty_spread.slot_wait_probability);
+    }
+
     #[test]
     fn a_lighter_load_is_never_less_stable_for_one_token_prompts_on_a_pipeline() {
         // Fuzzing found (fuzz/regressions/plan_structured): one-token prompts
@@ -658,6 +769,7 @@ mod tests {
             max_batched_tokens: 23_900.0,
             service_s: 0.038,
             ca2: 1.0,
+            slot_pool_replicas: 1.0,
             cs2: 0.0,
         };
         let model = TailModel::new(&dep, short);

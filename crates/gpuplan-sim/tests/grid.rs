@@ -88,6 +88,7 @@ struct Row {
     plan: Plan,
     sim_ttft: f64,
     sim_tpot: f64,
+    sim_queue: f64,
 }
 
 fn rel(analytical: f64, simulated: f64) -> f64 {
@@ -120,13 +121,14 @@ fn analytical_tails_track_the_simulator_on_a_grid() {
             plan: p.clone(),
             sim_ttft: r.ttft_ms.p99,
             sim_tpot: r.tpot_ms.p99,
+            sim_queue: r.queue_ms.p99,
         });
     }
-    println!("| in | out | cv | util | GPU × n | cap | TTFT p99 plan / sim ms | err | TPOT p99 plan / sim ms | err |");
-    println!("|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|");
+    println!("| in | out | cv | util | GPU × n | cap | TTFT p99 plan / sim ms | err | TPOT p99 plan / sim ms | err | P(wait) | slot wait p99 / prefill wait p99 / sim queue p99 ms |");
+    println!("|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|");
     for r in &rows {
         println!(
-            "| {} | {} | {} | {:.2} | {} × {} | {} | {:.0} / {:.0} | {:+.0}% | {:.1} / {:.1} | {:+.0}% |",
+            "| {} | {} | {} | {:.2} | {} × {} | {} | {:.0} / {:.0} | {:+.0}% | {:.1} / {:.1} | {:+.0}% | {:.3} | {:.0} / {:.0} / {:.0} |",
             r.point.input_mean,
             r.point.output_mean,
             r.point.cv,
@@ -140,6 +142,10 @@ fn analytical_tails_track_the_simulator_on_a_grid() {
             r.plan.tpot_ms_p99,
             r.sim_tpot,
             rel(r.plan.tpot_ms_p99, r.sim_tpot) * 100.0,
+            r.plan.derivation.p_wait_at_peak,
+            r.plan.derivation.queue_wait_ms_p99,
+            r.plan.derivation.prefill_wait_ms_p99,
+            r.sim_queue,
         );
     }
     let n = rows.len() as f64;
@@ -156,11 +162,13 @@ fn analytical_tails_track_the_simulator_on_a_grid() {
         share(&tpot_err, 0.15) * 100.0
     );
     // Regression floors a little under what the model reaches today (TTFT
-    // 29 % / 44 %, TPOT 72 %; the target is 90 % within 15 %): a
-    // change to the tail model or the simulator that loses agreement fails.
+    // 39 % within 15 %, 58 % within 30 %; TPOT 67 % within 15 %; the issue's
+    // target is 90 % within 15 %): a change to the tail model or the
+    // simulator that loses agreement fails.
     assert_eq!(rows.len(), grid().len(), "every grid point has a plan");
     assert!(share(&tpot_err, 0.15) >= 0.65, "TPOT agreement fell");
-    assert!(share(&ttft_err, 0.30) >= 0.38, "TTFT agreement fell");
+    assert!(share(&ttft_err, 0.30) >= 0.52, "TTFT agreement fell");
+    assert!(share(&ttft_err, 0.15) >= 0.34, "TTFT agreement fell");
     // Smooth traffic well below the knee is where the model must be right.
     let easy: Vec<&Row> = rows
         .iter()

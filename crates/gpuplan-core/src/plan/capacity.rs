@@ -93,6 +93,24 @@ impl CapacityContext<'_> {
     /// The tail model of a replica at batch cap `batch` whose requests hold a
     /// slot `service_s` seconds.
     pub fn tail_model<'d>(&self, dep: &'d Deployment, batch: u64, service_s: f64) -> TailModel<'d> {
+        self.tail_model_of_one_in(dep, batch, service_s, 1)
+    }
+
+    /// The tail model of one of `replicas` replicas behind a
+    /// least-outstanding-requests router (what the simulator and real
+    /// gateways run). The router sends an arrival to a replica with a free
+    /// batch slot whenever one has one, so the slots of all replicas form one
+    /// pool: a request waits for a slot only when every replica is full
+    /// (G/G/(n·c) on the whole stream). It balances sequences, not prompt
+    /// tokens, so a burst of prompts still lands on few replicas: each
+    /// replica's prefill queue keeps the stream's burstiness.
+    pub fn tail_model_of_one_in<'d>(
+        &self,
+        dep: &'d Deployment,
+        batch: u64,
+        service_s: f64,
+        replicas: u32,
+    ) -> TailModel<'d> {
         let w = self.workload;
         TailModel::new(
             dep,
@@ -105,6 +123,7 @@ impl CapacityContext<'_> {
                 max_batched_tokens: w.max_batched_tokens as f64,
                 service_s,
                 ca2: self.ca2,
+                slot_pool_replicas: f64::from(replicas.max(1)),
                 cs2: self.cs2,
             },
         )

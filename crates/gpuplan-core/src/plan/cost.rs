@@ -112,6 +112,9 @@ pub(crate) fn price_plan(
         0.0
     };
     let per_replica = choice.cap.capacity_rps * (1.0 - loss);
+    // Sized on one replica's own slots: behind the router the replicas'
+    // slots form one pool, so the fleet meets the SLO with room to spare
+    // (the tails below are at the pooled fleet).
     let fleet = size_fleet(
         w.peak_requests_per_s / per_replica,
         w.constraints.min_replicas,
@@ -128,7 +131,12 @@ pub(crate) fn price_plan(
     let usd_per_hour = f64::from(fleet.instances) * buy.list_price * (1.0 - discount);
     let lambda = w.peak_requests_per_s / f64::from(fleet.replicas) / (1.0 - loss).max(0.5);
     let tails = cx
-        .tail_model(&choice.dep, choice.cap.batch, choice.cap.service_s)
+        .tail_model_of_one_in(
+            &choice.dep,
+            choice.cap.batch,
+            choice.cap.service_s,
+            fleet.replicas,
+        )
         .at(lambda);
     slo_at_peak(w, &tails, lambda)?;
     let at_peak = AtPeak { lambda, tails };
