@@ -6,8 +6,9 @@
 # server's RSS against the requests served (from /metrics). Prints
 # throughput, latency percentiles, status counts, peak RSS and RSS after
 # 1,000 and after all requests, both read with the server idle between
-# two oha runs. Not part of CI (long on 2 cores); its
-# numbers go in the closing notes. With STEP, the requests after the first
+# two oha runs, each with the live heap bytes (the allocator's count, from
+# /metrics: a leak grows it, allocator retention moves only RSS). Not part
+# of CI (long on 2 cores); its numbers go in the closing notes. With STEP, the requests after the first
 # 1,000 run in segments of STEP, with an idle RSS reading after each (a
 # series that shows whether memory keeps growing).
 #
@@ -51,7 +52,7 @@ for _ in range(300):
     except Exception:
         time.sleep(0.1)
 with open(path, "w") as out:
-    out.write("seconds,plan_requests,rss_kib,hwm_kib\n")
+    out.write("seconds,plan_requests,rss_kib,hwm_kib,heap_live_kib\n")
     start = time.time()
     while True:
         try:
@@ -63,7 +64,9 @@ with open(path, "w") as out:
         hwm = int(re.search(r"VmHWM:\s+(\d+)", status).group(1))
         served = sum(int(float(m)) for m in re.findall(
             r'gpuplan_http_requests_total\{method="POST",route="/v1/plan",status="\d+"\} (\S+)', metrics))
-        out.write(f"{time.time() - start:.1f},{served},{rss},{hwm}\n"); out.flush()
+        live = re.search(r"^gpuplan_heap_live_bytes (\d+)", metrics, re.M)
+        live_kib = int(live.group(1)) // 1024 if live else -1
+        out.write(f"{time.time() - start:.1f},{served},{rss},{hwm},{live_kib}\n"); out.flush()
         time.sleep(1)
 PY
 SAMPLER=$!
@@ -88,7 +91,10 @@ idle_rss() {
     fi
     prev=$rss
   done
-  echo "$rss"
+  # Live heap bytes at the same moment (KiB; the allocator's own count).
+  local live
+  live=$(curl -s "$URL/metrics" | sed -n 's/^gpuplan_heap_live_bytes \([0-9]*\)$/\1/p')
+  echo "$rss/$(( ${live:-0} / 1024 ))"
 }
 
 # Two phases, so RSS can be read with the server idle after the first 1,000
@@ -125,9 +131,15 @@ else
 fi
 IDLE_LAST=$(idle_rss)
 SERIES="$SERIES $REQUESTS:$IDLE_LAST"
-echo "idle RSS after $FIRST requests: $((IDLE_FIRST / 1024)) MiB; after $REQUESTS: $((IDLE_LAST / 1024)) MiB" \
-  "($(python3 -c "print(f'{($IDLE_LAST / $IDLE_FIRST - 1) * 100:+.1f}')") %)"
-echo "idle RSS series (requests: MiB): $(for p in $SERIES; do printf '%s: %s  ' "${p%%:*}" "$(( ${p##*:} / 1024 ))"; done)"
+# Each idle reading is RSS/LIVE (KiB).
+rss_of() { echo "${1%%/*}"; }
+live_of() { echo "${1##*/}"; }
+pct() { python3 -c "print(f'{($2 / $1 - 1) * 100:+.1f}')"; }
+echo "idle RSS after $FIRST requests: $(( $(rss_of "$IDLE_FIRST") / 1024 )) MiB; after $REQUESTS: $(( $(rss_of "$IDLE_LAST") / 1024 )) MiB" \
+  "($(pct "$(rss_of "$IDLE_FIRST")" "$(rss_of "$IDLE_LAST")") %)"
+echo "idle live heap after $FIRST requests: $(live_of "$IDLE_FIRST") KiB; after $REQUESTS: $(live_of "$IDLE_LAST") KiB" \
+  "($(pct "$(live_of "$IDLE_FIRST")" "$(live_of "$IDLE_LAST")") %)"
+echo "idle series (requests: RSS MiB / live heap KiB): $(for p in $SERIES; do r=${p##*:}; printf '%s: %s / %s  ' "${p%%:*}" "$(( $(rss_of "$r") / 1024 ))" "$(live_of "$r")"; done)"
 for f in "$OUT"/oha-segment-*.json; do
   [ -e "$f" ] || continue
   python3 - "$f" <<'PY'
@@ -160,7 +172,9 @@ import statistics
 # RSS under load moves with the plans in flight: compare medians over a
 # window of requests rather than single samples.
 def window(lo, hi):
-    v = [x["rss_kib"] for x in rows if lo <= x["plan_requests"] < hi]
+    return column("rss_kib", lo, hi)
+def column(name, lo, hi):
+    v = [x[name] for x in rows if lo <= x["plan_requests"] < hi and x[name] >= 0]
     return statistics.median(v) / 1024 if v else float("nan")
 n = int(rows[-1]["plan_requests"])
 early, late = window(1000, 1500), window(n - 500, n)
@@ -168,5 +182,6 @@ print(f"RSS median over requests 1000-1500: {early:.1f} MiB; over {n - 500}-{n}:
       f"({(late / early - 1) * 100:+.1f} %)")
 print(f"idle RSS after the run: {rows[-1]['rss_kib'] / 1024:.1f} MiB; peak (VmHWM): {rows[-1]['hwm_kib'] / 1024:.1f} MiB")
 for k in range(0, n, 1000):
-    print(f"  requests {k}-{k + 1000}: median RSS {window(k, k + 1000):.1f} MiB")
+    print(f"  requests {k}-{k + 1000}: median RSS {window(k, k + 1000):.1f} MiB, "
+          f"live heap {column('heap_live_kib', k, k + 1000):.1f} MiB")
 PY

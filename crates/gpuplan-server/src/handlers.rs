@@ -849,13 +849,14 @@ pub async fn healthz() -> Response {
 }
 
 /// `GET /metrics`: Prometheus text format.
-#[utoipa::path(get, path = "/metrics", responses((status = 200, description = "Requests by route and status, errors by status, latency histograms", body = String, content_type = "text/plain")))]
+#[utoipa::path(get, path = "/metrics", responses((status = 200, description = "Requests by route and status, errors by status, latency histograms; resident memory and, where counted, live heap bytes", body = String, content_type = "text/plain")))]
 pub async fn metrics(State(state): State<Shared>) -> Response {
-    (
-        [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
-        state.metrics.render(),
-    )
-        .into_response()
+    let mut text = state.metrics.render();
+    text.push_str(&crate::metrics::memory_gauges(
+        crate::metrics::resident_memory_bytes(),
+        state.config.heap_live_bytes.map(|live| live()),
+    ));
+    ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], text).into_response()
 }
 
 /// Any other path: 404 as JSON.

@@ -54,6 +54,9 @@ pub struct ServerConfig {
     pub max_concurrent: usize,
     /// Longest a request waits for a free slot before 503 (default 10 s).
     pub queue_timeout: Duration,
+    /// Live heap bytes, where the binary's allocator counts them (reported
+    /// in `/metrics` as `gpuplan_heap_live_bytes`).
+    pub heap_live_bytes: Option<fn() -> usize>,
 }
 
 impl Default for ServerConfig {
@@ -64,6 +67,7 @@ impl Default for ServerConfig {
             request_timeout: Duration::from_secs(30),
             max_concurrent: std::thread::available_parallelism().map_or(2, |n| n.get()),
             queue_timeout: Duration::from_secs(10),
+            heap_live_bytes: None,
         }
     }
 }

@@ -108,9 +108,48 @@ impl Metrics {
     }
 }
 
+/// The process's resident set size, bytes (Linux: `/proc/self/statm`,
+/// assuming 4 KiB pages); `None` elsewhere or when unreadable.
+pub fn resident_memory_bytes() -> Option<u64> {
+    let statm = std::fs::read_to_string("/proc/self/statm").ok()?;
+    // statm: total program size, then resident pages, ...
+    let resident_pages: u64 = statm.split_whitespace().nth(1)?.parse().ok()?;
+    resident_pages.checked_mul(4096)
+}
+
+/// Gauges of memory: resident set (the standard process metric's name) and
+/// live heap bytes, each only when known.
+pub fn memory_gauges(resident_bytes: Option<u64>, heap_live_bytes: Option<usize>) -> String {
+    let mut out = String::new();
+    if let Some(rss) = resident_bytes {
+        let _ = writeln!(
+            out,
+            "# HELP process_resident_memory_bytes Resident memory size in bytes.\n# TYPE process_resident_memory_bytes gauge\nprocess_resident_memory_bytes {rss}"
+        );
+    }
+    if let Some(live) = heap_live_bytes {
+        let _ = writeln!(
+            out,
+            "# HELP gpuplan_heap_live_bytes Heap bytes allocated and not yet freed.\n# TYPE gpuplan_heap_live_bytes gauge\ngpuplan_heap_live_bytes {live}"
+        );
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn memory_gauges_appear_only_when_known() {
+        assert_eq!(memory_gauges(None, None), "");
+        let text = memory_gauges(Some(50 << 20), Some(12_345));
+        assert!(text.contains("process_resident_memory_bytes 52428800\n"), "{text}");
+        assert!(text.contains("gpuplan_heap_live_bytes 12345\n"), "{text}");
+        assert!(text.contains("# TYPE gpuplan_heap_live_bytes gauge"), "{text}");
+        #[cfg(target_os = "linux")]
+        assert!(resident_memory_bytes().is_some_and(|b| b > 0));
+    }
 
     #[test]
     fn histogram_is_cumulative_and_counts_errors() {

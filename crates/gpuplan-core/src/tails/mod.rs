@@ -23,12 +23,16 @@
 //! p99 is the normal quantile of that sum. An inter-token gap is one
 //! iteration: long when it carries a prompt chunk.
 
-use crate::perf::{Deployment, IterationWork};
-use crate::queueing::wait_summary_peaked;
-use crate::serving::prefill_under_load_s;
+mod distributions;
+mod tpot;
 
-/// z of the 99th percentile of a standard normal distribution.
-const Z99: f64 = 2.326;
+pub(crate) use distributions::normal_tail;
+pub use distributions::{lognormal_cv2, lognormal_quantile};
+use tpot::DecodePace;
+
+use crate::perf::{Deployment, IterationWork};
+use crate::queueing::{wait_summary_peaked, WaitSummary};
+use crate::serving::prefill_under_load_s;
 
 /// The request mix and engine limits a replica serves.
 #[derive(Debug, Clone, Copy)]
@@ -85,94 +89,6 @@ pub struct Tails {
     pub e2e_p99_s: f64,
 }
 
-/// Squared coefficient of variation of a lognormal with the given mean and
-/// p99 (p99/mean = exp(z·σ − σ²/2), solved for σ on the branch σ < z).
-pub fn lognormal_cv2(mean: f64, p99: f64) -> f64 {
-    if mean.is_nan() || mean <= 0.0 || p99.is_nan() || p99 <= mean {
-        return 0.0;
-    }
-    let ratio = (p99 / mean).ln();
-    // σ²/2 − z·σ + ln(ratio) = 0 → σ = z − sqrt(z² − 2 ln(ratio)).
-    let disc = (Z99 * Z99 - 2.0 * ratio).max(0.0);
-    let sigma = Z99 - disc.sqrt();
-    (sigma * sigma).exp_m1()
-}
-
-/// Quantile `q` of a lognormal with the given mean and squared CV.
-pub fn lognormal_quantile(mean: f64, cv2: f64, q: f64) -> f64 {
-    if cv2 <= 0.0 {
-        return mean;
-    }
-    let sigma2 = cv2.ln_1p();
-    let mu = mean.ln() - sigma2 / 2.0;
-    (mu + sigma2.sqrt() * normal_quantile(q)).exp()
-}
-
-/// P(Z > z) of a standard normal (Abramowitz–Stegun 7.1.26 erfc, |error| < 1.5e-7).
-pub(crate) fn normal_tail(z: f64) -> f64 {
-    let x = z.abs() / std::f64::consts::SQRT_2;
-    let t = 1.0 / (1.0 + 0.327_591_1 * x);
-    let poly = t
-        * (0.254_829_592
-            + t * (-0.284_496_736
-                + t * (1.421_413_741 + t * (-1.453_152_027 + t * 1.061_405_429))));
-    let erfc = poly * (-x * x).exp();
-    if z >= 0.0 {
-        erfc / 2.0
-    } else {
-        1.0 - erfc / 2.0
-    }
-}
-
-/// Inverse of the standard normal CDF (Acklam's rational approximation,
-/// relative error < 1.2e-9).
-fn normal_quantile(p: f64) -> f64 {
-    let p = p.clamp(1e-12, 1.0 - 1e-12);
-    const A: [f64; 6] = [
-        -3.969_683_028_665_376e1,
-        2.209_460_984_245_205e2,
-        -2.759_285_104_469_687e2,
-        1.383_577_518_672_69e2,
-        -3.066_479_806_614_716e1,
-        2.506_628_277_459_239,
-    ];
-    const B: [f64; 5] = [
-        -5.447_609_879_822_406e1,
-        1.615_858_368_580_409e2,
-        -1.556_989_798_598_866e2,
-        6.680_131_188_771_972e1,
-        -1.328_068_155_288_572e1,
-    ];
-    const C: [f64; 6] = [
-        -7.784_894_002_430_293e-3,
-        -3.223_964_580_411_365e-1,
-        -2.400_758_277_161_838,
-        -2.549_732_539_343_734,
-        4.374_664_141_464_968,
-        2.938_163_982_698_783,
-    ];
-    const D: [f64; 4] = [
-        7.784_695_709_041_462e-3,
-        3.224_671_290_700_398e-1,
-        2.445_134_137_142_996,
-        3.754_408_661_907_416,
-    ];
-    let tail = |q: f64| {
-        (((((C[0] * q + C[1]) * q + C[2]) * q + C[3]) * q + C[4]) * q + C[5])
-            / ((((D[0] * q + D[1]) * q + D[2]) * q + D[3]) * q + 1.0)
-    };
-    if p < 0.02425 {
-        tail((-2.0 * p.ln()).sqrt())
-    } else if p > 1.0 - 0.02425 {
-        -tail((-2.0 * (1.0 - p).ln()).sqrt())
-    } else {
-        let q = p - 0.5;
-        let r = q * q;
-        (((((A[0] * r + A[1]) * r + A[2]) * r + A[3]) * r + A[4]) * r + A[5]) * q
-            / (((((B[0] * r + B[1]) * r + B[2]) * r + B[3]) * r + B[4]) * r + 1.0)
-    }
-}
-
 /// Iteration times of a replica at one load.
 #[derive(Debug, Clone, Copy)]
 struct Load {
@@ -208,69 +124,8 @@ pub struct TailModel<'a> {
     output_lives_min_pair_mean: f64,
 }
 
-/// What the TPOT tail is computed from: the mean time per output token, the
-/// cost of each prompt token in an iteration, and the sequences in flight.
-#[derive(Debug, Clone, Copy)]
-struct DecodePace {
-    tpot_mean_s: f64,
-    per_token_s: f64,
-    in_flight: f64,
-}
-
 /// Points of the output-length distribution the TPOT tail is averaged over.
 const OUTPUT_POINTS: usize = 24;
-
-/// The TPOT distribution over requests ([`TailModel::tpot_tail`]): the mean,
-/// and per output length 1/σ and the Cornish–Fisher terms.
-struct TpotTail {
-    tpot_mean_s: f64,
-    points: [(f64, f64, f64); OUTPUT_POINTS],
-    /// Width above the mean that surely holds the p99, s.
-    bracket_s: f64,
-}
-
-impl TpotTail {
-    /// Whether more than 1 % of requests take longer than `x` s per token:
-    /// the mean over lengths of P(TPOT > x) > 1 %, i.e. the sum over points
-    /// > 1 % × points; stops as soon as the partial sum (terms ≥ 0) passes it.
-    fn exceeds(&self, x: f64) -> bool {
-        let threshold = 0.01 * OUTPUT_POINTS as f64;
-        let mut sum = 0.0;
-        for &(inv_sd, a, inv_2a) in &self.points {
-            let y = (x - self.tpot_mean_s) * inv_sd;
-            let z = if a < 1e-9 {
-                y
-            } else {
-                let disc = 1.0 + 4.0 * a * (a + y);
-                if disc <= 0.0 {
-                    -10.0
-                } else {
-                    (disc.sqrt() - 1.0) * inv_2a
-                }
-            };
-            sum += normal_tail(z);
-            if sum > threshold {
-                return true;
-            }
-        }
-        false
-    }
-
-    /// The p99, s, by bisection on [`TpotTail::exceeds`].
-    fn p99_s(&self) -> f64 {
-        let (mut lo, mut hi) = (self.tpot_mean_s, self.tpot_mean_s + self.bracket_s);
-        // 30 halvings: far below a microsecond.
-        for _ in 0..30 {
-            let mid = 0.5 * (lo + hi);
-            if self.exceeds(mid) {
-                lo = mid;
-            } else {
-                hi = mid;
-            }
-        }
-        hi
-    }
-}
 
 impl<'a> TailModel<'a> {
     /// The model for `dep` serving `inputs`.
@@ -312,56 +167,6 @@ impl<'a> TailModel<'a> {
             logit_tokens: per_stage + if prefill > 0.0 { 1.0 } else { 0.0 },
         });
         pp * cost.total_s
-    }
-
-    /// The distribution over requests of the mean time per output token. A
-    /// request decoding for L iterations pays t0 per iteration plus the
-    /// prompt tokens that arrive meanwhile (compound renewal: mean λT·E[I],
-    /// variance λT·E[I]²(c_a² + c_s²)), spread over its L tokens: the spread
-    /// shrinks as 1/√L, so short answers set the tail. Mixed over the
-    /// output-length distribution (lognormal fitted to mean and p99), each
-    /// length's TPOT normal with a Cornish–Fisher skew.
-    fn tpot_tail(&self, lambda: f64, pace: DecodePace) -> TpotTail {
-        let DecodePace {
-            tpot_mean_s,
-            per_token_s,
-            in_flight,
-        } = pace;
-        let i = &self.inputs;
-        let dispersion = i.ca2 + self.input_cv2;
-        // The number of sequences in flight drifts over a request's life (its
-        // variance ≈ its mean, as in an M/G/∞ count): a slow swing of every
-        // iteration's decode cost that does not average out over L tokens.
-        let per_sequence_s =
-            self.iteration_s(in_flight + 1.0, 0.0) - self.iteration_s(in_flight, 0.0);
-        let drift_sd = per_sequence_s.max(0.0) * in_flight.sqrt();
-        // One request's TPOT at L iterations: the prompt work arriving during
-        // its life is a compound count — few, large prompts for a short life,
-        // so it is skewed; its standard deviation and skewness (cumulants
-        // κ2 = n·E[I²], κ3 = n·E[I³] with n = λ·L·t̄ prompts, lognormal I),
-        // and the drift, independent and Gaussian.
-        let moment2 = 1.0 + self.input_cv2;
-        let arrivals_skew_at_one = moment2.powf(1.5);
-        let spread = |life: f64| -> (f64, f64) {
-            let prompts = lambda * tpot_mean_s * life;
-            let arrivals = per_token_s * i.input_mean * (prompts * dispersion).sqrt() / life;
-            let sd = arrivals.hypot(drift_sd).max(1e-12);
-            let skew = arrivals_skew_at_one / prompts.max(1e-9).sqrt() * (arrivals / sd).powi(3);
-            (sd, skew.min(2.0))
-        };
-        let lives = &self.output_lives;
-        // Per output length: 1/σ and the Cornish–Fisher terms of
-        // x = μ + σ(z + (z² − 1)·γ/6), solved for z (the root that grows with x).
-        let points: [(f64, f64, f64); OUTPUT_POINTS] = std::array::from_fn(|k| {
-            let (sd, skew) = spread(lives[k]);
-            let a = skew / 6.0;
-            (1.0 / sd, a, 1.0 / (2.0 * a))
-        });
-        TpotTail {
-            tpot_mean_s,
-            points,
-            bracket_s: 20.0 * spread(1.0).0 + 1e-9,
-        }
     }
 
     /// The iteration times of a replica with `in_flight` sequences at
@@ -447,37 +252,113 @@ impl<'a> TailModel<'a> {
     /// infinite).
     fn at_without_tpot_tail(&self, lambda: f64) -> (Tails, Option<DecodePace>) {
         let i = &self.inputs;
-        // Little's law: sequences in flight = arrivals × slot time, and the
-        // slot time (prefill + output tokens at the mean pace) depends on how
-        // many are in flight: a short fixed-point iteration from a full batch.
+        let occupancy = self.occupancy(lambda);
+        let load = occupancy.load;
+        let slot_wait = self.slot_wait(lambda, &occupancy);
+        let prefill_mean_s = self.prefill_beside_decodes_s(i.input_mean, occupancy.in_flight);
+        let prefill_p99_s = self
+            .prefill_beside_decodes_s(i.input_p99, occupancy.in_flight)
+            .max(prefill_mean_s);
+        let Some(prefill_wait) = self.prefill_wait(lambda, &load) else {
+            let unstable = Tails {
+                slot_wait_probability: slot_wait.probability,
+                slot_wait_p99_s: slot_wait.quantile_s,
+                prefill_utilization: self.prefill_utilization(lambda, &load),
+                prefill_wait_mean_s: f64::INFINITY,
+                prefill_wait_p99_s: f64::INFINITY,
+                prefill_mean_s,
+                prefill_p99_s,
+                ttft_p99_s: f64::INFINITY,
+                tpot_mean_ms: f64::INFINITY,
+                tpot_p99_ms: f64::INFINITY,
+                itl_p99_ms: f64::INFINITY,
+                e2e_p99_s: f64::INFINITY,
+            };
+            return (unstable, None);
+        };
+        // An arrival first waits for the iteration in progress to end (the
+        // engine schedules at iteration boundaries): uniform over one
+        // iteration, mean t/2, p99 ≈ t.
+        let boundary_mean_s = 0.5 * load.tpot_mean_s;
+        // TTFT = boundary + slot wait + prefill wait + own prefill: means
+        // add, and the spreads above the means combine as independent (in
+        // quadrature).
+        let spread = ((slot_wait.quantile_s - slot_wait.mean_s).max(0.0).powi(2)
+            + (prefill_wait.p99_s - prefill_wait.mean_s).max(0.0).powi(2)
+            + (prefill_p99_s - prefill_mean_s).powi(2)
+            + boundary_mean_s.powi(2))
+        .sqrt();
+        let ttft_p99_s =
+            boundary_mean_s + slot_wait.mean_s + prefill_wait.mean_s + prefill_mean_s + spread;
+        let tails = Tails {
+            slot_wait_probability: slot_wait.probability,
+            slot_wait_p99_s: slot_wait.quantile_s,
+            prefill_wait_mean_s: prefill_wait.mean_s,
+            prefill_wait_p99_s: prefill_wait.p99_s,
+            prefill_utilization: prefill_wait.utilization,
+            prefill_mean_s,
+            prefill_p99_s,
+            ttft_p99_s,
+            tpot_mean_ms: load.tpot_mean_s * 1e3,
+            tpot_p99_ms: load.tpot_mean_s * 1e3,
+            itl_p99_ms: self.itl_p99_s(lambda, &load) * 1e3,
+            // The p99 request: a p99 TTFT and p99 output at the mean pace.
+            e2e_p99_s: ttft_p99_s + (i.output_p99 - 1.0).max(0.0) * load.tpot_mean_s,
+        };
+        let pace = DecodePace {
+            tpot_mean_s: load.tpot_mean_s,
+            per_token_s: load.per_token_s,
+            in_flight: occupancy.in_flight,
+        };
+        (tails, Some(pace))
+    }
+
+    /// Prefill of a `prompt`-token prompt beside `in_flight` decodes, s.
+    fn prefill_beside_decodes_s(&self, prompt: f64, in_flight: f64) -> f64 {
+        let i = &self.inputs;
+        prefill_under_load_s(
+            self.dep,
+            prompt,
+            i.input_mean,
+            i.output_mean,
+            in_flight,
+            i.max_batched_tokens,
+        )
+    }
+
+    /// Little's law: sequences in flight = arrivals × slot time, and the
+    /// slot time (prefill + output tokens at the mean pace) depends on how
+    /// many are in flight: a short fixed-point iteration from a full batch.
+    fn occupancy(&self, lambda: f64) -> Occupancy {
+        let i = &self.inputs;
         let mut in_flight = (lambda * i.service_s).clamp(1.0, i.batch);
         let mut slot_s = i.service_s;
         let mut slot_prefill_s = 0.0;
         let mut load = self.load(lambda, in_flight);
         for _ in 0..3 {
-            slot_prefill_s = prefill_under_load_s(
-                self.dep,
-                i.input_mean,
-                i.input_mean,
-                i.output_mean,
-                in_flight,
-                i.max_batched_tokens,
-            );
+            slot_prefill_s = self.prefill_beside_decodes_s(i.input_mean, in_flight);
             slot_s = slot_prefill_s + (i.output_mean - 1.0).max(0.0) * load.tpot_mean_s;
             in_flight = (lambda * slot_s).clamp(1.0, i.batch);
             load = self.load(lambda, in_flight);
         }
-        let Load {
-            t0,
-            budget,
-            per_token_s,
-            tpot_mean_s,
-        } = load;
-        // A backlogged prefill server fills each iteration's budget: a token
-        // costs its own time plus its share of the iteration's fixed part.
-        let work_per_token_s = per_token_s + t0 / budget;
-        let prefill_work_s = i.input_mean * work_per_token_s;
-        let rho = lambda * prefill_work_s;
+        Occupancy {
+            in_flight,
+            slot_s,
+            slot_prefill_s,
+            load,
+        }
+    }
+
+    /// The wait for a batch slot: G/G/c over the slots of every replica in
+    /// the router's pool, at the occupancy's peakedness.
+    fn slot_wait(&self, lambda: f64, occupancy: &Occupancy) -> WaitSummary {
+        let i = &self.inputs;
+        let Occupancy {
+            in_flight,
+            slot_s,
+            slot_prefill_s,
+            load,
+        } = *occupancy;
         // Slot service is state dependent: every sequence in flight slows
         // each iteration (its KV reads), so a swing up in occupancy
         // lengthens every request's stay and feeds itself. With elasticity
@@ -500,105 +381,88 @@ impl<'a> TailModel<'a> {
         // grown by the same feedback.
         let wait_scale = (i.ca2 + i.cs2) / 2.0 / (1.0 - elasticity);
         let pool = i.slot_pool_replicas.max(1.0);
-        let slot_wait = wait_summary_peaked(
+        wait_summary_peaked(
             lambda * pool,
             slot_s,
             i.batch * pool,
             peakedness,
             wait_scale,
             0.99,
-        );
-        let slot_wait_p99_s = slot_wait.quantile_s;
-        let slot_wait_probability = slot_wait.probability;
-        let prefill_mean_s = prefill_under_load_s(
-            self.dep,
-            i.input_mean,
-            i.input_mean,
-            i.output_mean,
-            in_flight,
-            i.max_batched_tokens,
-        );
-        let prefill_p99_s = prefill_under_load_s(
-            self.dep,
-            i.input_p99,
-            i.input_mean,
-            i.output_mean,
-            in_flight,
-            i.max_batched_tokens,
         )
-        .max(prefill_mean_s);
+    }
+
+    /// Work one prompt brings to the prefill queue, s: when backlogged, the
+    /// prefill server fills each iteration's budget, so a token costs its
+    /// own time plus its share of the iteration's fixed part.
+    fn prefill_work_s(&self, load: &Load) -> f64 {
+        self.inputs.input_mean * (load.per_token_s + load.t0 / load.budget)
+    }
+
+    /// Share of the GPU's time the prefill queue keeps busy.
+    fn prefill_utilization(&self, lambda: f64, load: &Load) -> f64 {
+        lambda * self.prefill_work_s(load)
+    }
+
+    /// The G/G/1 prefill queue's wait (Allen–Cunneen mean, exponential
+    /// conditional tail); `None` when it is unstable (utilisation ≥ 1).
+    fn prefill_wait(&self, lambda: f64, load: &Load) -> Option<PrefillWait> {
+        let rho = self.prefill_utilization(lambda, load);
         if rho >= 1.0 {
-            let unstable = Tails {
-                slot_wait_probability,
-                slot_wait_p99_s,
-                prefill_utilization: rho,
-                prefill_wait_mean_s: f64::INFINITY,
-                prefill_wait_p99_s: f64::INFINITY,
-                prefill_mean_s,
-                prefill_p99_s,
-                ttft_p99_s: f64::INFINITY,
-                tpot_mean_ms: f64::INFINITY,
-                tpot_p99_ms: f64::INFINITY,
-                itl_p99_ms: f64::INFINITY,
-                e2e_p99_s: f64::INFINITY,
-            };
-            return (unstable, None);
+            return None;
         }
-        // Allen–Cunneen G/G/1 mean wait, exponential conditional tail.
-        let wait_mean = rho / (1.0 - rho) * (i.ca2 + self.input_cv2) / 2.0 * prefill_work_s;
-        let wait_p99 = if rho > 0.01 && wait_mean > 0.0 {
-            wait_mean / rho * (rho / 0.01).ln()
+        let mean_s = rho / (1.0 - rho) * (self.inputs.ca2 + self.input_cv2) / 2.0
+            * self.prefill_work_s(load);
+        let p99_s = if rho > 0.01 && mean_s > 0.0 {
+            mean_s / rho * (rho / 0.01).ln()
         } else {
             0.0
         };
-        // An arrival first waits for the iteration in progress to end (the
-        // engine schedules at iteration boundaries): uniform over one
-        // iteration, mean t/2, p99 ≈ t.
-        let boundary_mean_s = 0.5 * tpot_mean_s;
-        // TTFT = boundary + slot wait + prefill wait + own prefill: means
-        // add, and the spreads above the means combine as independent (in
-        // quadrature).
-        let slot_wait_mean_s = slot_wait.mean_s;
-        let spread = ((slot_wait_p99_s - slot_wait_mean_s).max(0.0).powi(2)
-            + (wait_p99 - wait_mean).max(0.0).powi(2)
-            + (prefill_p99_s - prefill_mean_s).powi(2)
-            + boundary_mean_s.powi(2))
-        .sqrt();
-        let ttft_p99_s = boundary_mean_s + slot_wait_mean_s + wait_mean + prefill_mean_s + spread;
-        // Share of iterations that carry a prompt chunk; the p99 gap is an
-        // iteration whose chunk is at the (1 − 1 %/share) quantile of prompts.
-        let chunks_per_prompt = (i.input_mean / budget).ceil();
-        let with_prefill = (lambda * chunks_per_prompt * tpot_mean_s).min(1.0);
-        let itl_p99_s = if with_prefill > 0.01 {
-            let q = 1.0 - 0.01 / with_prefill;
-            let chunk = lognormal_quantile(i.input_mean, self.input_cv2, q).min(budget);
-            t0 + per_token_s * chunk
-        } else {
-            t0
-        }
-        .max(tpot_mean_s);
-        let tails = Tails {
-            slot_wait_probability,
-            slot_wait_p99_s,
-            prefill_wait_mean_s: wait_mean,
-            prefill_wait_p99_s: wait_p99,
-            prefill_utilization: rho,
-            prefill_mean_s,
-            prefill_p99_s,
-            ttft_p99_s,
-            tpot_mean_ms: tpot_mean_s * 1e3,
-            tpot_p99_ms: tpot_mean_s * 1e3,
-            itl_p99_ms: itl_p99_s * 1e3,
-            // The p99 request: a p99 TTFT and p99 output at the mean pace.
-            e2e_p99_s: ttft_p99_s + (i.output_p99 - 1.0).max(0.0) * tpot_mean_s,
-        };
-        let pace = DecodePace {
-            tpot_mean_s,
-            per_token_s,
-            in_flight,
-        };
-        (tails, Some(pace))
+        Some(PrefillWait {
+            utilization: rho,
+            mean_s,
+            p99_s,
+        })
     }
+
+    /// The p99 gap between two tokens, s. A share of iterations carries a
+    /// prompt chunk; the p99 gap is an iteration whose chunk is at the
+    /// (1 − 1 %/share) quantile of prompts.
+    fn itl_p99_s(&self, lambda: f64, load: &Load) -> f64 {
+        let i = &self.inputs;
+        let chunks_per_prompt = (i.input_mean / load.budget).ceil();
+        let with_prefill = (lambda * chunks_per_prompt * load.tpot_mean_s).min(1.0);
+        let gap_s = if with_prefill > 0.01 {
+            let q = 1.0 - 0.01 / with_prefill;
+            let chunk = lognormal_quantile(i.input_mean, self.input_cv2, q).min(load.budget);
+            load.t0 + load.per_token_s * chunk
+        } else {
+            load.t0
+        };
+        gap_s.max(load.tpot_mean_s)
+    }
+}
+
+/// A replica's steady occupancy at one arrival rate.
+#[derive(Debug, Clone, Copy)]
+struct Occupancy {
+    /// Sequences in flight (at most the batch).
+    in_flight: f64,
+    /// Mean time a request holds a slot: its prefill and its decodes, s.
+    slot_s: f64,
+    /// The prefill part of `slot_s`, s.
+    slot_prefill_s: f64,
+    /// Iteration times at this occupancy.
+    load: Load,
+}
+
+/// The prefill queue's utilisation and wait.
+#[derive(Debug, Clone, Copy)]
+struct PrefillWait {
+    utilization: f64,
+    /// Mean and p99 wait, s.
+    mean_s: f64,
+    /// See `mean_s`.
+    p99_s: f64,
 }
 
 #[cfg(test)]
@@ -608,26 +472,6 @@ mod tests {
     use crate::layout::Layout;
     use crate::test_support::{gpu, model};
     use gpuplan_catalog::Precision;
-
-    #[test]
-    fn normal_helpers_match_known_values() {
-        assert!((normal_quantile(0.99) - Z99).abs() < 1e-3);
-        assert!((normal_quantile(0.5)).abs() < 1e-9);
-        assert!((normal_tail(Z99) - 0.01).abs() < 1e-4);
-        assert!((normal_tail(0.0) - 0.5).abs() < 1e-7);
-        // A lognormal's p99 from its mean and the cv² fitted to that p99.
-        let cv2 = lognormal_cv2(250.0, 1000.0);
-        assert!((lognormal_quantile(250.0, cv2, 0.99) / 1000.0 - 1.0).abs() < 2e-3);
-    }
-
-    #[test]
-    fn lognormal_cv2_inverts_the_p99() {
-        // σ = 0.5: mean/p99 ratio exp(2.326·0.5 − 0.125); cv² = e^{0.25} − 1.
-        let ratio = (Z99 * 0.5 - 0.125f64).exp();
-        let cv2 = lognormal_cv2(1000.0, 1000.0 * ratio);
-        assert!((cv2 - (0.25f64.exp() - 1.0)).abs() < 1e-9, "{cv2}");
-        assert_eq!(lognormal_cv2(1000.0, 1000.0), 0.0);
-    }
 
     fn h100_8b() -> Deployment {
         Deployment::new(

@@ -1,0 +1,119 @@
+//! The normal and lognormal helpers of the tail model: token lengths are
+//! lognormals fitted to a mean and a p99, and sums of many requests' work are
+//! normal.
+
+/// z of the 99th percentile of a standard normal distribution.
+pub(crate) const Z99: f64 = 2.326;
+
+/// Squared coefficient of variation of a lognormal with the given mean and
+/// p99 (p99/mean = exp(z·σ − σ²/2), solved for σ on the branch σ < z).
+pub fn lognormal_cv2(mean: f64, p99: f64) -> f64 {
+    if mean.is_nan() || mean <= 0.0 || p99.is_nan() || p99 <= mean {
+        return 0.0;
+    }
+    let ratio = (p99 / mean).ln();
+    // σ²/2 − z·σ + ln(ratio) = 0 → σ = z − sqrt(z² − 2 ln(ratio)).
+    let disc = (Z99 * Z99 - 2.0 * ratio).max(0.0);
+    let sigma = Z99 - disc.sqrt();
+    (sigma * sigma).exp_m1()
+}
+
+/// Quantile `q` of a lognormal with the given mean and squared CV.
+pub fn lognormal_quantile(mean: f64, cv2: f64, q: f64) -> f64 {
+    if cv2 <= 0.0 {
+        return mean;
+    }
+    let sigma2 = cv2.ln_1p();
+    let mu = mean.ln() - sigma2 / 2.0;
+    (mu + sigma2.sqrt() * normal_quantile(q)).exp()
+}
+
+/// P(Z > z) of a standard normal (Abramowitz–Stegun 7.1.26 erfc, |error| < 1.5e-7).
+pub(crate) fn normal_tail(z: f64) -> f64 {
+    let x = z.abs() / std::f64::consts::SQRT_2;
+    let t = 1.0 / (1.0 + 0.327_591_1 * x);
+    let poly = t
+        * (0.254_829_592
+            + t * (-0.284_496_736
+                + t * (1.421_413_741 + t * (-1.453_152_027 + t * 1.061_405_429))));
+    let erfc = poly * (-x * x).exp();
+    if z >= 0.0 {
+        erfc / 2.0
+    } else {
+        1.0 - erfc / 2.0
+    }
+}
+
+/// Inverse of the standard normal CDF (Acklam's rational approximation,
+/// relative error < 1.2e-9).
+fn normal_quantile(p: f64) -> f64 {
+    let p = p.clamp(1e-12, 1.0 - 1e-12);
+    const A: [f64; 6] = [
+        -3.969_683_028_665_376e1,
+        2.209_460_984_245_205e2,
+        -2.759_285_104_469_687e2,
+        1.383_577_518_672_69e2,
+        -3.066_479_806_614_716e1,
+        2.506_628_277_459_239,
+    ];
+    const B: [f64; 5] = [
+        -5.447_609_879_822_406e1,
+        1.615_858_368_580_409e2,
+        -1.556_989_798_598_866e2,
+        6.680_131_188_771_972e1,
+        -1.328_068_155_288_572e1,
+    ];
+    const C: [f64; 6] = [
+        -7.784_894_002_430_293e-3,
+        -3.223_964_580_411_365e-1,
+        -2.400_758_277_161_838,
+        -2.549_732_539_343_734,
+        4.374_664_141_464_968,
+        2.938_163_982_698_783,
+    ];
+    const D: [f64; 4] = [
+        7.784_695_709_041_462e-3,
+        3.224_671_290_700_398e-1,
+        2.445_134_137_142_996,
+        3.754_408_661_907_416,
+    ];
+    let tail = |q: f64| {
+        (((((C[0] * q + C[1]) * q + C[2]) * q + C[3]) * q + C[4]) * q + C[5])
+            / ((((D[0] * q + D[1]) * q + D[2]) * q + D[3]) * q + 1.0)
+    };
+    if p < 0.02425 {
+        tail((-2.0 * p.ln()).sqrt())
+    } else if p > 1.0 - 0.02425 {
+        -tail((-2.0 * (1.0 - p).ln()).sqrt())
+    } else {
+        let q = p - 0.5;
+        let r = q * q;
+        (((((A[0] * r + A[1]) * r + A[2]) * r + A[3]) * r + A[4]) * r + A[5]) * q
+            / (((((B[0] * r + B[1]) * r + B[2]) * r + B[3]) * r + B[4]) * r + 1.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn normal_helpers_match_known_values() {
+        assert!((normal_quantile(0.99) - Z99).abs() < 1e-3);
+        assert!((normal_quantile(0.5)).abs() < 1e-9);
+        assert!((normal_tail(Z99) - 0.01).abs() < 1e-4);
+        assert!((normal_tail(0.0) - 0.5).abs() < 1e-7);
+        // A lognormal's p99 from its mean and the cv² fitted to that p99.
+        let cv2 = lognormal_cv2(250.0, 1000.0);
+        assert!((lognormal_quantile(250.0, cv2, 0.99) / 1000.0 - 1.0).abs() < 2e-3);
+    }
+
+    #[test]
+    fn lognormal_cv2_inverts_the_p99() {
+        // σ = 0.5: mean/p99 ratio exp(2.326·0.5 − 0.125); cv² = e^{0.25} − 1.
+        let ratio = (Z99 * 0.5 - 0.125f64).exp();
+        let cv2 = lognormal_cv2(1000.0, 1000.0 * ratio);
+        assert!((cv2 - (0.25f64.exp() - 1.0)).abs() < 1e-9, "{cv2}");
+        assert_eq!(lognormal_cv2(1000.0, 1000.0), 0.0);
+    }
+}
