@@ -144,9 +144,15 @@ mod tests {
     fn memory_gauges_appear_only_when_known() {
         assert_eq!(memory_gauges(None, None), "");
         let text = memory_gauges(Some(50 << 20), Some(12_345));
-        assert!(text.contains("process_resident_memory_bytes 52428800\n"), "{text}");
+        assert!(
+            text.contains("process_resident_memory_bytes 52428800\n"),
+            "{text}"
+        );
         assert!(text.contains("gpuplan_heap_live_bytes 12345\n"), "{text}");
-        assert!(text.contains("# TYPE gpuplan_heap_live_bytes gauge"), "{text}");
+        assert!(
+            text.contains("# TYPE gpuplan_heap_live_bytes gauge"),
+            "{text}"
+        );
         #[cfg(target_os = "linux")]
         assert!(resident_memory_bytes().is_some_and(|b| b > 0));
     }

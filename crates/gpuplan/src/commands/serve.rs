@@ -49,10 +49,8 @@ pub fn run(catalog: Catalog, cmd: ServeCmd) -> CliResult {
 ///
 /// mimalloc reads options from the environment once, at start, so `serve`
 /// re-executes itself with them set (the same process: same id, same signals).
-const ALLOCATOR_OPTIONS: [(&str, &str); 2] = [
-    ("MIMALLOC_PURGE_DELAY", "0"),
-    ("MIMALLOC_ALLOW_THP", "0"),
-];
+const ALLOCATOR_OPTIONS: [(&str, &str); 2] =
+    [("MIMALLOC_PURGE_DELAY", "0"), ("MIMALLOC_ALLOW_THP", "0")];
 
 /// Restarts `serve` with [`ALLOCATOR_OPTIONS`] in its environment, unless
 /// every one is already set (by the user or by an earlier restart).
