@@ -83,6 +83,9 @@ fn grid() -> Vec<Point> {
     points
 }
 
+/// Simulator seeds each grid point runs with.
+const SEEDS: [u64; 3] = [1, 2, 3];
+
 struct Row {
     point: Point,
     plan: Plan,
@@ -106,22 +109,33 @@ fn analytical_tails_track_the_simulator_on_a_grid() {
         let Some(p) = report.plans.first() else {
             continue;
         };
-        let r = simulate_plan(
-            &catalog,
-            &w,
-            &cal,
-            p,
-            Histograms::default(),
-            Stop::Requests(10_000),
-            1,
-        )
-        .unwrap();
+        // The simulated p99s averaged over three seeds: one 10,000-request
+        // run's p99 moves the grid's agreement by ±4 points from seed to
+        // seed at cv 2–4 (a few bursts set it).
+        let runs: Vec<_> = SEEDS
+            .iter()
+            .map(|&seed| {
+                simulate_plan(
+                    &catalog,
+                    &w,
+                    &cal,
+                    p,
+                    Histograms::default(),
+                    Stop::Requests(10_000),
+                    seed,
+                )
+                .unwrap()
+            })
+            .collect();
+        let mean = |f: &dyn Fn(&gpuplan_sim::SimResult) -> f64| {
+            runs.iter().map(f).sum::<f64>() / runs.len() as f64
+        };
         rows.push(Row {
             point,
             plan: p.clone(),
-            sim_ttft: r.ttft_ms.p99,
-            sim_tpot: r.tpot_ms.p99,
-            sim_queue: r.queue_ms.p99,
+            sim_ttft: mean(&|r| r.ttft_ms.p99),
+            sim_tpot: mean(&|r| r.tpot_ms.p99),
+            sim_queue: mean(&|r| r.queue_ms.p99),
         });
     }
     println!("| in | out | cv | util | GPU × n | cap | TTFT p99 plan / sim ms | err | TPOT p99 plan / sim ms | err | P(wait) | slot wait p99 / prefill wait p99 / sim queue p99 ms |");
@@ -162,13 +176,13 @@ fn analytical_tails_track_the_simulator_on_a_grid() {
         share(&tpot_err, 0.15) * 100.0
     );
     // Regression floors a little under what the model reaches today (TTFT
-    // 39 % within 15 %, 58 % within 30 %; TPOT 67 % within 15 %; the issue's
-    // target is 90 % within 15 %): a change to the tail model or the
-    // simulator that loses agreement fails.
+    // 47 % within 15 %, 69 % within 30 %; TPOT 74 % within 15 %, against the
+    // mean of three seeds' p99s; the target is 90 % within 15 %): a
+    // change to the tail model or the simulator that loses agreement fails.
     assert_eq!(rows.len(), grid().len(), "every grid point has a plan");
-    assert!(share(&tpot_err, 0.15) >= 0.65, "TPOT agreement fell");
-    assert!(share(&ttft_err, 0.30) >= 0.52, "TTFT agreement fell");
-    assert!(share(&ttft_err, 0.15) >= 0.34, "TTFT agreement fell");
+    assert!(share(&tpot_err, 0.15) >= 0.70, "TPOT agreement fell");
+    assert!(share(&ttft_err, 0.30) >= 0.64, "TTFT agreement fell");
+    assert!(share(&ttft_err, 0.15) >= 0.43, "TTFT agreement fell");
     // Smooth traffic well below the knee is where the model must be right.
     let easy: Vec<&Row> = rows
         .iter()

@@ -15,7 +15,7 @@ exec vllm serve \
   neuralmagic/Meta-Llama-3.1-70B-Instruct-FP8 \
   --tensor-parallel-size 1 \
   --pipeline-parallel-size 1 \
-  --max-num-seqs 27 \
+  --max-num-seqs 31 \
   --max-num-batched-tokens 8192 \
   --gpu-memory-utilization 0.90 \
   --max-model-len 94432 \

@@ -5,7 +5,9 @@
 //!    (G/G/c: Hayward's Erlang C at the peakedness of the traffic, an
 //!    exponential conditional wait with Allen–Cunneen's scale:
 //!    [`crate::queueing::wait_summary_peaked`]); behind the router the slots
-//!    of all replicas form one pool;
+//!    of all replicas form one pool; the occupancy swings more than the
+//!    arrivals alone make it, as every sequence in flight and every prompt
+//!    stretches the others' stays;
 //! 2. **prefill** — admitted prompts are prefilled first-come first-served
 //!    out of each iteration's token budget (`max_batched_tokens` less the
 //!    decodes), so prompts queue for prefill compute even when slots are
@@ -13,7 +15,8 @@
 //!    length × the time one prefill token adds to an iteration (plus its
 //!    share of the iteration's fixed part); its waiting time is
 //!    Allen–Cunneen's `ρ/(1−ρ) · (c_a² + c_s²)/2 · E[S]` with an exponential
-//!    tail `P(W > t) = ρ·exp(−ρ t / E[W])`.
+//!    tail `P(W > t) = ρ·exp(−ρ t / E[W])`, c_a² being the burstiness of the
+//!    prompts this replica gets from the router.
 //!
 //! Decoding streams share every iteration with the prompts being prefilled:
 //! a request's time per output token is the decode-only iteration time plus
@@ -126,6 +129,11 @@ pub struct TailModel<'a> {
 
 /// Points of the output-length distribution the TPOT tail is averaged over.
 const OUTPUT_POINTS: usize = 24;
+
+/// How much of a stream's excess burstiness the least-outstanding router
+/// keeps on one replica's prefill queue: a share n^(−this)
+/// ([`TailModel::prefill_ca2`]).
+const ROUTER_BURST_SHARE_EXPONENT: f64 = 0.5;
 
 impl<'a> TailModel<'a> {
     /// The model for `dep` serving `inputs`.
@@ -373,10 +381,12 @@ impl<'a> TailModel<'a> {
         // for renewal arrivals and ψ = E[min(S₁, S₂)] / E[S] of the slot time
         // (1/2 exponential, 1 fixed; Whitt, "Heavy-traffic approximations for
         // service systems with blocking", 1984), 1 for Poisson whatever the
-        // service (M/G/∞ insensitivity), grown by the elasticity feedback.
+        // service (M/G/∞ insensitivity), grown by the elasticity feedback
+        // and by the prompts' dilation of every iteration.
         let psi = (slot_prefill_s + load.tpot_mean_s * self.output_lives_min_pair_mean)
             / (slot_prefill_s + load.tpot_mean_s * self.output_lives_mean).max(1e-12);
-        let peakedness = (1.0 + (i.ca2 - 1.0) * psi.clamp(0.0, 1.0)).max(0.05) / (1.0 - elasticity);
+        let dilation = (load.tpot_mean_s / load.t0.max(1e-12)).max(1.0);
+        let peakedness = occupancy_peakedness(i.ca2, psi, elasticity, dilation);
         // The conditional wait: Allen–Cunneen's (c_a² + c_s²)/2, with c_s²
         // grown by the same feedback.
         let wait_scale = (i.ca2 + i.cs2) / 2.0 / (1.0 - elasticity);
@@ -398,6 +408,20 @@ impl<'a> TailModel<'a> {
         self.inputs.input_mean * (load.per_token_s + load.t0 / load.budget)
     }
 
+    /// Squared coefficient of variation of the prompt arrivals one replica
+    /// prefills. The router (least outstanding requests) sends each arrival
+    /// to the replica with the fewest sequences in flight; their counts
+    /// differ by their own random swings, so a burst spreads over some of the
+    /// replicas, not one per replica. A replica keeps a share n^(−1/2) of the
+    /// stream's excess burstiness c_a² − 1: between one replica (all of it)
+    /// and round robin (1/n); the exponent is fitted on the simulator's grid
+    /// (`cargo test --release -p gpuplan-sim --test grid`), not on
+    /// measurements.
+    fn prefill_ca2(&self) -> f64 {
+        let replicas = self.inputs.slot_pool_replicas.max(1.0);
+        1.0 + (self.inputs.ca2 - 1.0) * replicas.powf(-ROUTER_BURST_SHARE_EXPONENT)
+    }
+
     /// Share of the GPU's time the prefill queue keeps busy.
     fn prefill_utilization(&self, lambda: f64, load: &Load) -> f64 {
         lambda * self.prefill_work_s(load)
@@ -410,7 +434,7 @@ impl<'a> TailModel<'a> {
         if rho >= 1.0 {
             return None;
         }
-        let mean_s = rho / (1.0 - rho) * (self.inputs.ca2 + self.input_cv2) / 2.0
+        let mean_s = rho / (1.0 - rho) * (self.prefill_ca2() + self.input_cv2) / 2.0
             * self.prefill_work_s(load);
         let p99_s = if rho > 0.01 && mean_s > 0.0 {
             mean_s / rho * (rho / 0.01).ln()
@@ -440,6 +464,19 @@ impl<'a> TailModel<'a> {
         };
         gap_s.max(load.tpot_mean_s)
     }
+}
+
+/// Peakedness of the batch slots' occupancy (its variance over its mean,
+/// were the slots unlimited): Whitt's 1 + (c_a² − 1)·ψ for renewal arrivals
+/// (ψ = E[min(S₁, S₂)] / E[S] of the slot time), divided by 1 − e for the
+/// decode feedback (every sequence in flight slows each iteration by an
+/// elasticity e), and multiplied by the square of the prompt dilation t̄/t0:
+/// an iteration that carries a prompt chunk is longer, so a swing up in
+/// arrivals, which brings its prompts along, stretches the stays of the
+/// sequences it adds; to first order the occupancy's excess is the arrivals'
+/// excess × t̄/t0, its variance × (t̄/t0)².
+fn occupancy_peakedness(ca2: f64, psi: f64, elasticity: f64, dilation: f64) -> f64 {
+    (1.0 + (ca2 - 1.0) * psi.clamp(0.0, 1.0)).max(0.05) / (1.0 - elasticity) * dilation.powi(2)
 }
 
 /// A replica's steady occupancy at one arrival rate.
@@ -558,8 +595,53 @@ mod tests {
             "{one:?} {four:?}"
         );
         assert!(four.slot_wait_p99_s < one.slot_wait_p99_s);
-        // The prefill queue is each replica's own: unchanged.
-        assert_eq!(four.prefill_wait_p99_s, one.prefill_wait_p99_s);
+        // The prefill queue is each replica's own, but the router spreads a
+        // burst's prompts over several replicas: shorter, same utilisation.
+        assert!(
+            four.prefill_wait_p99_s < one.prefill_wait_p99_s,
+            "{one:?} {four:?}"
+        );
+        assert_eq!(four.prefill_utilization, one.prefill_utilization);
+    }
+
+    #[test]
+    fn the_router_spreads_bursts_of_prompts_but_not_poisson_ones() {
+        let dep = h100_8b();
+        let pooled = |ca2: f64, replicas: f64| {
+            TailModel::new(
+                &dep,
+                TailInputs {
+                    slot_pool_replicas: replicas,
+                    ..inputs(ca2)
+                },
+            )
+        };
+        // Poisson arrivals split by any router stay Poisson.
+        assert_eq!(pooled(1.0, 1.0).prefill_ca2(), 1.0);
+        assert_eq!(pooled(1.0, 16.0).prefill_ca2(), 1.0);
+        // c_a² = 9 over 4 replicas keeps half the excess: 1 + 8/2.
+        assert!((pooled(9.0, 4.0).prefill_ca2() - 5.0).abs() < 1e-12);
+        // More replicas, smoother prompts, never below Poisson.
+        let mut last = f64::INFINITY;
+        for n in [1.0, 2.0, 4.0, 8.0, 64.0] {
+            let ca2 = pooled(9.0, n).prefill_ca2();
+            assert!(ca2 < last && ca2 > 1.0, "{n} replicas: {ca2}");
+            last = ca2;
+        }
+    }
+
+    #[test]
+    fn occupancy_peakedness_is_whitts_grown_by_both_feedbacks() {
+        // Poisson, no feedback: the M/G/∞ count is Poisson whatever ψ.
+        assert_eq!(occupancy_peakedness(1.0, 0.3, 0.0, 1.0), 1.0);
+        assert_eq!(occupancy_peakedness(1.0, 0.9, 0.0, 1.0), 1.0);
+        // Whitt: 1 + (c_a² − 1)·ψ; exponential slots (ψ = ½) at c_a² = 9 → 5.
+        assert!((occupancy_peakedness(9.0, 0.5, 0.0, 1.0) - 5.0).abs() < 1e-12);
+        // Elasticity e divides by 1 − e; prompt dilation multiplies by its square.
+        assert!((occupancy_peakedness(9.0, 0.5, 0.5, 1.0) - 10.0).abs() < 1e-12);
+        assert!((occupancy_peakedness(9.0, 0.5, 0.0, 1.5) - 11.25).abs() < 1e-12);
+        // Smooth arrivals stay above a floor.
+        assert!(occupancy_peakedness(0.0, 1.0, 0.0, 1.0) > 0.0);
     }
 
     #[test]
