@@ -157,6 +157,17 @@ fn slo_at_peak(
     t: &Tails,
     lambda: f64,
 ) -> Result<(), (RejectReason, String)> {
+    // A fleet whose replicas' prefill queues grow without bound at their
+    // share of the peak is never a plan, SLO or not (no p99 would be finite).
+    if !t.e2e_p99_s.is_finite() {
+        return Err((
+            RejectReason::E2eSlo,
+            format!(
+                "unstable at {lambda:.2} req/s per replica: prefill {:.0}% busy, latency unbounded",
+                t.prefill_utilization * 100.0
+            ),
+        ));
+    }
     let checks = [
         (
             RejectReason::TtftSlo,

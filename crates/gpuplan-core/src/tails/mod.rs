@@ -101,6 +101,9 @@ struct Load {
     budget: f64,
     /// Time one prompt token adds to an iteration, s.
     per_token_s: f64,
+    /// The same in an iteration whose prompt tokens fill the budget, as when
+    /// prompts are backlogged, s.
+    backlog_per_token_s: f64,
     /// Mean iteration (= mean time per output token), s.
     tpot_mean_s: f64,
 }
@@ -164,14 +167,19 @@ impl<'a> TailModel<'a> {
     /// Iteration time (all pipeline stages) with `decodes` sequences decoding
     /// and `prefill` prompt tokens, s.
     fn iteration_s(&self, decodes: f64, prefill: f64) -> f64 {
+        // a chunk of p tokens of a prompt attends to about p²/2 pairs
+        self.iteration_with_prefill_s(decodes, prefill, prefill * prefill / 2.0)
+    }
+
+    /// [`Self::iteration_s`] with the prompt tokens' attention pairs given.
+    fn iteration_with_prefill_s(&self, decodes: f64, prefill: f64, pairs: f64) -> f64 {
         let pp = f64::from(self.dep.layout.pp);
         let per_stage = decodes / pp;
         let cost = self.dep.iteration(&IterationWork {
             decode_seqs: per_stage,
             decode_context_sum: per_stage * self.context_in_flight,
             prefill_tokens: prefill,
-            // a chunk of p tokens of a prompt attends to about p²/2 pairs
-            prefill_attention_pairs: prefill * prefill / 2.0,
+            prefill_attention_pairs: pairs,
             logit_tokens: per_stage + if prefill > 0.0 { 1.0 } else { 0.0 },
         });
         pp * cost.total_s
@@ -197,15 +205,27 @@ impl<'a> TailModel<'a> {
             .max(i.input_mean)
             .min(budget)
             .max(1.0);
-        let per_token_s = ((self.iteration_s(in_flight, chunk) - t0) / chunk).max(0.0);
+        let per_token_s = self.prefill_per_token_s(in_flight, chunk, t0);
+        let backlog_per_token_s = self.prefill_per_token_s(in_flight, budget, t0);
         // Mean iteration: t = t0 + (prompt tokens arriving per iteration) × per-token cost.
         let prefill_share = (per_token_s * lambda * i.input_mean).min(0.99);
         Load {
             t0,
             budget,
             per_token_s,
+            backlog_per_token_s,
             tpot_mean_s: t0 / (1.0 - prefill_share),
         }
+    }
+
+    /// Time each of `chunk` prompt tokens adds to a decode iteration of
+    /// `t0` s, s: whole prompts of the mean length (or part of one, when
+    /// the chunk is shorter), each attending causally to itself.
+    fn prefill_per_token_s(&self, in_flight: f64, chunk: f64, t0: f64) -> f64 {
+        let prompt = self.inputs.input_mean.clamp(1.0, chunk.max(1.0));
+        // k = chunk/prompt prompts of p tokens: k·p²/2 = chunk·p/2 pairs.
+        let pairs = chunk * prompt / 2.0;
+        ((self.iteration_with_prefill_s(in_flight, chunk, pairs) - t0) / chunk).max(0.0)
     }
 
     /// Tails at `lambda` requests/s to this replica.
@@ -403,9 +423,12 @@ impl<'a> TailModel<'a> {
 
     /// Work one prompt brings to the prefill queue, s: when backlogged, the
     /// prefill server fills each iteration's budget, so a token costs its
-    /// own time plus its share of the iteration's fixed part.
+    /// time in a budget-full iteration plus its share of the iteration's
+    /// fixed part. (Priced at the arrivals' own chunk instead, a MoE model's
+    /// few-token prompts, each waking its own experts, made a light load
+    /// unstable where a heavier one, in bigger chunks, was not.)
     fn prefill_work_s(&self, load: &Load) -> f64 {
-        self.inputs.input_mean * (load.per_token_s + load.t0 / load.budget)
+        self.inputs.input_mean * (load.backlog_per_token_s + load.t0 / load.budget)
     }
 
     /// Squared coefficient of variation of the prompt arrivals one replica
@@ -707,6 +730,51 @@ mod tests {
                 t.prefill_utilization < 1.0 && t.ttft_p99_s.is_finite(),
                 "unstable at {lambda} but not at 9,700 req/s: {t:?}"
             );
+        }
+    }
+
+    #[test]
+    fn prefill_utilization_grows_with_the_load_for_few_token_moe_prompts() {
+        // Fuzzing found (fuzz/regressions/plan_structured, crash-0323…):
+        // 12-token prompts on a MoE replica priced per token at the arrivals'
+        // own small chunk were unstable at 483 req/s and stable at 1,124. A
+        // backlogged queue runs budget-full iterations: its utilisation is
+        // the load times a cost that does not fall as the load rises.
+        for (tp, pp) in [(4, 1), (1, 4)] {
+            let dep = Deployment::new(
+                &model("qwen3-235b-a22b"),
+                gpu("H200"),
+                Layout { tp, pp },
+                Precision::Fp8,
+                Precision::Fp8,
+                &Calibration::bundled(),
+            )
+            .unwrap();
+            let model = TailModel::new(
+                &dep,
+                TailInputs {
+                    input_mean: 12.0,
+                    input_p99: 96.0,
+                    output_mean: 1.0,
+                    output_p99: 1.0,
+                    batch: 512.0,
+                    max_batched_tokens: 23_902.0,
+                    service_s: 0.17,
+                    ca2: 1.0,
+                    slot_pool_replicas: 1.0,
+                    cs2: 0.0,
+                },
+            );
+            let mut last = 0.0;
+            for lambda in [1.0, 10.0, 50.0, 100.0, 200.0, 400.0, 800.0, 1_200.0] {
+                let t = model.at(lambda);
+                assert!(
+                    t.prefill_utilization >= last * (1.0 - 1e-9),
+                    "TP{tp} PP{pp}: prefill {:.3} busy at {lambda} req/s, {last:.3} at a lighter load",
+                    t.prefill_utilization
+                );
+                last = t.prefill_utilization;
+            }
         }
     }
 
