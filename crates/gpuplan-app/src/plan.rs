@@ -126,13 +126,27 @@ pub fn describe_workload(w: &InferenceWorkload) -> String {
         "{} — {}: peak {} req/s (mean {}), input {:.0}/{:.0} tokens, output {:.0}/{:.0} (mean/p99)\nTargets: {targets}",
         w.name,
         w.model.id,
-        w.peak_requests_per_s,
-        w.mean_requests_per_s,
+        short_rate(w.peak_requests_per_s),
+        short_rate(w.mean_requests_per_s),
         w.input_tokens.mean,
         w.input_tokens.p99,
         w.output_tokens.mean,
         w.output_tokens.p99
     )
+}
+
+/// A request rate as a person writes it: three decimals (three significant
+/// digits below 1), no trailing zeros (20, 0.5, 1206.912, 0.000123).
+fn short_rate(requests_per_s: f64) -> String {
+    // Below 1 req/s keep three significant digits (0.0004, not 0).
+    let decimals = if requests_per_s > 0.0 && requests_per_s < 1.0 {
+        (2.0 - requests_per_s.log10().floor()).clamp(3.0, 12.0) as usize
+    } else {
+        3
+    };
+    let text = format!("{requests_per_s:.decimals$}");
+    let text = text.trim_end_matches('0').trim_end_matches('.');
+    text.to_string()
 }
 
 /// The derivation of one plan, as `gpuplan plan W --explain N` prints it.
@@ -642,4 +656,18 @@ pub fn llm_only(report: &gpuplan_core::nonllm::NonLlmPlanReport, what: &str) -> 
             report.family.as_str()
         ),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::short_rate;
+
+    #[test]
+    fn rates_print_short_and_never_as_zero() {
+        assert_eq!(short_rate(20.0), "20");
+        assert_eq!(short_rate(0.5), "0.5");
+        assert_eq!(short_rate(2413.823910680342), "2413.824");
+        assert_eq!(short_rate(0.000_123_456), "0.000123");
+        assert_eq!(short_rate(0.25), "0.25");
+    }
 }
