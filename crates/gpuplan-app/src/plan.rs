@@ -223,20 +223,21 @@ pub fn explain_text(w: &InferenceWorkload, p: &Plan) -> String {
         p.replicas, p.max_num_seqs, d.cs2, d.p_wait_at_peak, d.queue_wait_ms_p99
     );
     line!(out,
-        "  prefill compute: {:.0}% busy; prompts wait {:.0} ms on average, {:.0} ms at p99 (G/G/1, Allen–Cunneen; the router spreads bursts over the replicas)",
+        "  prefill compute: {:.0}% busy; prompts wait {:.0} ms on average, {:.0} ms at p99 (G/G/1, Allen–Cunneen; the router spreads bursts and picks idle replicas)",
         d.prefill_utilization * 100.0,
         d.prefill_wait_ms_mean,
         d.prefill_wait_ms_p99
     );
     line!(
         out,
-        "  own prefill beside the decodes: {:.0} ms (mean prompt), {:.0} ms (p99 prompt)",
+        "  own prefill beside the decodes: {:.0} ms (mean prompt), {:.0} ms (p99 prompt); prompts batched with it add {:.0} ms",
         d.prefill_ms_mean,
-        d.prefill_ms_p99
+        d.prefill_ms_p99,
+        d.co_batched_prefill_ms
     );
     line!(
         out,
-        "  TTFT p99 = slot wait + mean prefill wait + mean prefill + combined spread = {:.0} ms",
+        "  TTFT p99 = slot wait + mean prefill wait + mean prefill + batched prompts + combined spread = {:.0} ms",
         p.ttft_ms_p99
     );
     line!(out,
@@ -265,8 +266,8 @@ pub fn explain_text(w: &InferenceWorkload, p: &Plan) -> String {
     line!(out);
     line!(out, "Cost:");
     line!(out,
-        "  replicas = max(min_replicas {}, ceil(peak {} / capacity)), filled up to whole instances = {} (peak alone needs {})",
-        w.constraints.min_replicas, w.peak_requests_per_s, p.replicas, d.replicas_for_peak
+        "  replicas = max(min_replicas {}, fewest that meet the SLO together at peak {} behind the router: {}), filled up to whole instances = {} (each alone: ceil(peak / capacity) = {})",
+        w.constraints.min_replicas, w.peak_requests_per_s, d.replicas_for_peak, p.replicas, d.replicas_for_peak_alone
     );
     line!(out,
         "  instances = {} ({} GPU(s) each, {} GPU(s) per replica); every whole replica the instances hold is run",

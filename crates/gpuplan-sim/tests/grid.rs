@@ -176,13 +176,13 @@ fn analytical_tails_track_the_simulator_on_a_grid() {
         share(&tpot_err, 0.15) * 100.0
     );
     // Regression floors a little under what the model reaches today (TTFT
-    // 44 % within 15 %, 75 % within 30 %; TPOT 74 % within 15 %, against the
+    // 60 % within 15 %, 79 % within 30 %; TPOT 74 % within 15 %, against the
     // mean of three seeds' p99s; the target is 90 % within 15 %): a
     // change to the tail model or the simulator that loses agreement fails.
     assert_eq!(rows.len(), grid().len(), "every grid point has a plan");
     assert!(share(&tpot_err, 0.15) >= 0.70, "TPOT agreement fell");
-    assert!(share(&ttft_err, 0.30) >= 0.70, "TTFT agreement fell");
-    assert!(share(&ttft_err, 0.15) >= 0.40, "TTFT agreement fell");
+    assert!(share(&ttft_err, 0.30) >= 0.75, "TTFT agreement fell");
+    assert!(share(&ttft_err, 0.15) >= 0.55, "TTFT agreement fell");
     // Smooth traffic well below the knee is where the model must be right.
     let easy: Vec<&Row> = rows
         .iter()

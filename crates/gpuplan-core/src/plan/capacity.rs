@@ -34,6 +34,21 @@ pub(crate) struct ReplicaChoice {
     pub kv_sequences: u64,
     /// The best batch cap and its performance.
     pub cap: CapChoice,
+    /// Replicas the peak needs behind the router, on demand and on spot.
+    pub peak_replicas: PeakReplicas,
+}
+
+/// Replicas the peak needs: sized first on one replica's own capacity, then
+/// the fewest whose tails, with the router pooling their slots and spreading
+/// their prompts, still meet every SLO at their share of the peak.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct PeakReplicas {
+    /// Replicas the peak needs at one replica's own capacity (a real number).
+    pub alone: f64,
+    /// The fewest replicas that meet the SLO together, on demand.
+    pub pooled: f64,
+    /// The same with the spot capacity loss taken out of each replica.
+    pub pooled_spot: f64,
 }
 
 /// Performance of a replica at one batch cap.
@@ -462,12 +477,14 @@ fn best_batch_cap(
     }
     match search.best {
         Some(cap) if cap.capacity_rps > 0.0 => {
+            let peak_replicas = peak_replicas(cx, dep, &cap);
             let choice = ReplicaChoice {
                 dep: dep.clone(),
                 serving: serving.clone(),
                 memory: memory.clone(),
                 kv_sequences,
                 cap,
+                peak_replicas,
             };
             (Ok(Box::new(choice)), evaluated)
         }
@@ -481,6 +498,75 @@ fn best_batch_cap(
             });
             (Err(r), evaluated)
         }
+    }
+}
+
+/// Share of its capacity a spot replica loses to preemptions: the expected
+/// share of time one of its instances is being replaced (at most half).
+pub(crate) fn spot_capacity_loss(w: &InferenceWorkload) -> f64 {
+    (w.pricing.spot_preemptions_per_hour * w.pricing.spot_replacement_hours).min(0.5)
+}
+
+/// The arrival rate each of `replicas` replicas gets at the peak, with the
+/// spot capacity `loss` taken out of each.
+pub(crate) fn peak_share_rps(w: &InferenceWorkload, replicas: f64, loss: f64) -> f64 {
+    w.peak_requests_per_s / replicas / (1.0 - loss).max(0.5)
+}
+
+/// Replicas the peak needs at batch cap `cap`, alone and pooled behind the
+/// router, on demand and on spot.
+fn peak_replicas(cx: &CapacityContext<'_>, dep: &Deployment, cap: &CapChoice) -> PeakReplicas {
+    let w = cx.workload;
+    let alone = w.peak_requests_per_s / cap.capacity_rps;
+    let loss = spot_capacity_loss(w);
+    PeakReplicas {
+        alone,
+        pooled: pooled_replicas(cx, dep, cap, 0.0),
+        pooled_spot: if w.constraints.spot {
+            pooled_replicas(cx, dep, cap, loss)
+        } else {
+            alone / (1.0 - loss)
+        },
+    }
+}
+
+/// The fewest replicas whose tails, one of n behind the least-outstanding
+/// router (slots pooled, bursts of prompts spread, idle prefill preferred:
+/// [`CapacityContext::tail_model_of_one_in`]), meet every SLO and the
+/// utilisation cap at their share of the peak: at most the count sized on
+/// one replica's own capacity, found by bisection (the tails only improve
+/// with more replicas: each gets less load, and the pool grows). Returns the
+/// count sized alone (a real number) when pooling saves nothing or the
+/// count is beyond [`MAX_REPLICAS`](super::cost::MAX_REPLICAS).
+fn pooled_replicas(cx: &CapacityContext<'_>, dep: &Deployment, cap: &CapChoice, loss: f64) -> f64 {
+    let w = cx.workload;
+    let alone = w.peak_requests_per_s / (cap.capacity_rps * (1.0 - loss));
+    if !alone.is_finite() || alone <= 1.0 || alone > super::cost::MAX_REPLICAS as f64 {
+        return alone;
+    }
+    let most = alone.ceil() as u64;
+    let ok = |n: u64| {
+        let lambda = peak_share_rps(w, n as f64, loss);
+        let replicas = u32::try_from(n).unwrap_or(u32::MAX);
+        lambda <= cap.max_rps * w.constraints.max_utilization
+            && cx
+                .tail_model_of_one_in(dep, cap.batch, cap.service_s, replicas)
+                .passes(lambda, w.slo.tpot_ms_p99, |t| meets_slo(w, t))
+    };
+    // The smallest n in [1, most − 1] that passes; `most` stands for itself.
+    let (mut lo, mut hi) = (1u64, most);
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if ok(mid) {
+            hi = mid;
+        } else {
+            lo = mid + 1;
+        }
+    }
+    if hi < most {
+        hi as f64
+    } else {
+        alone
     }
 }
 

@@ -2,7 +2,9 @@
 //! they cost, and the latency they give at that load.
 
 use super::candidates::Candidate;
-use super::capacity::{CapacityContext, ReplicaChoice};
+use super::capacity::{
+    peak_share_rps, spot_capacity_loss, CapacityContext, PeakReplicas, ReplicaChoice,
+};
 use super::launch::{engine_notes, max_model_len, min_engine_version, replica_launch};
 use super::rejections::RejectReason;
 use super::report::{Derivation, Plan};
@@ -106,17 +108,15 @@ pub(crate) fn price_plan(
     let choice = buy.choice;
     // Spot: a preempted instance is down for the replacement time; plan enough
     // replicas that the expected remaining capacity still covers the peak.
-    let loss = if buy.spot {
-        (w.pricing.spot_preemptions_per_hour * w.pricing.spot_replacement_hours).min(0.5)
+    let (loss, needed) = if buy.spot {
+        (spot_capacity_loss(w), choice.peak_replicas.pooled_spot)
     } else {
-        0.0
+        (0.0, choice.peak_replicas.pooled)
     };
-    let per_replica = choice.cap.capacity_rps * (1.0 - loss);
-    // Sized on one replica's own slots: behind the router the replicas'
-    // slots form one pool, so the fleet meets the SLO with room to spare
-    // (the tails below are at the pooled fleet).
+    // The fewest replicas that meet the SLO behind the router (their slots
+    // pooled, their prompts spread): the tails below are at that fleet.
     let fleet = size_fleet(
-        w.peak_requests_per_s / per_replica,
+        needed,
         w.constraints.min_replicas,
         buy.layout,
         buy.candidate.gpus_per_instance,
@@ -129,7 +129,7 @@ pub(crate) fn price_plan(
         w.pricing.discounts.get(&o.provider).copied().unwrap_or(0.0)
     };
     let usd_per_hour = f64::from(fleet.instances) * buy.list_price * (1.0 - discount);
-    let lambda = w.peak_requests_per_s / f64::from(fleet.replicas) / (1.0 - loss).max(0.5);
+    let lambda = peak_share_rps(w, f64::from(fleet.replicas), loss);
     let tails = cx
         .tail_model_of_one_in(
             &choice.dep,
@@ -149,6 +149,14 @@ pub(crate) fn price_plan(
         loss,
         &at_peak,
     ))
+}
+
+/// Replicas the peak needs at one replica's own capacity, less the spot
+/// capacity `loss` (whole replicas, at most [`MAX_REPLICAS`]).
+fn replicas_alone(peak: &PeakReplicas, loss: f64) -> u32 {
+    (peak.alone / (1.0 - loss))
+        .ceil()
+        .clamp(1.0, MAX_REPLICAS as f64) as u32
 }
 
 /// The SLO a p99 at the replicas' share of the peak misses, if any.
@@ -275,10 +283,12 @@ fn assemble(
             prefill_wait_ms_p99: at_peak.tails.prefill_wait_p99_s * 1e3,
             prefill_ms_mean: at_peak.tails.prefill_mean_s * 1e3,
             prefill_ms_p99: at_peak.tails.prefill_p99_s * 1e3,
+            co_batched_prefill_ms: at_peak.tails.co_batched_prefill_s * 1e3,
             tpot_ms_mean: at_peak.tails.tpot_mean_ms,
             ca2: cx.ca2,
             cs2: cx.cs2,
             replicas_for_peak: fleet.replicas_for_peak,
+            replicas_for_peak_alone: replicas_alone(&choice.peak_replicas, loss),
             instances: fleet.instances,
             list_usd_per_instance_hour: buy.list_price,
             discount,

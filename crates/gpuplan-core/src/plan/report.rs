@@ -47,14 +47,20 @@ pub struct Derivation {
     pub prefill_ms_mean: f64,
     /// See `prefill_ms_mean`.
     pub prefill_ms_p99: f64,
+    /// What the prompts batched with a prompt add to its prefill iteration, ms.
+    pub co_batched_prefill_ms: f64,
     /// Mean iteration time at peak (mean time per output token), ms.
     pub tpot_ms_mean: f64,
     /// Squared coefficients of variation (arrivals, service) used.
     pub ca2: f64,
     /// See `ca2`.
     pub cs2: f64,
-    /// Replicas needed for the peak before `min_replicas`.
+    /// Replicas needed for the peak before `min_replicas`: the fewest that
+    /// meet every SLO together behind the router.
     pub replicas_for_peak: u32,
+    /// Replicas the peak would need at one replica's own capacity (each
+    /// alone, slots not pooled): `replicas_for_peak` or more.
+    pub replicas_for_peak_alone: u32,
     /// Instances billed.
     pub instances: u32,
     /// Price per instance-hour before discount, USD.

@@ -13,10 +13,17 @@
 //!    decodes), so prompts queue for prefill compute even when slots are
 //!    free. This is a G/G/1 queue whose work per request is its prompt
 //!    length × the time one prefill token adds to an iteration (plus its
-//!    share of the iteration's fixed part); its waiting time is
-//!    Allen–Cunneen's `ρ/(1−ρ) · (c_a² + c_s²)/2 · E[S]` with an exponential
-//!    tail `P(W > t) = ρ·exp(−ρ t / E[W])`, c_a² being the burstiness of the
-//!    prompts this replica gets from the router.
+//!    share of the iteration's fixed part); a prompt waits with probability
+//!    `ρ^d` (the router sends it to a replica whose prefill is idle unless
+//!    the d ≈ √n replicas it effectively chooses among are all busy), and
+//!    then for an exponential time of Allen–Cunneen's conditional mean
+//!    `(c_a² + c_s²)/2 · E[S]/(1−ρ)`, c_a² being the burstiness of the
+//!    prompts this replica gets from the router;
+//! 3. **its own iteration** — a prompt's first token comes at the end of the
+//!    iteration that prefills it, and that iteration also carries the
+//!    prompts that arrived after it while the previous one ran: λ·t̄/2 on
+//!    average, plus the (c_a² − 1)/2 extra a bursty stream brings right
+//!    after an arrival (the renewal function m(t) ≈ λt + (c_a² − 1)/2).
 //!
 //! Decoding streams share every iteration with the prompts being prefilled:
 //! a request's time per output token is the decode-only iteration time plus
@@ -80,6 +87,8 @@ pub struct Tails {
     pub prefill_mean_s: f64,
     /// See `prefill_mean_s`.
     pub prefill_p99_s: f64,
+    /// What the prompts batched with a prompt add to its own iteration, s.
+    pub co_batched_prefill_s: f64,
     /// p99 time to first token, s.
     pub ttft_p99_s: f64,
     /// Mean iteration time (= mean time per output token), ms.
@@ -133,10 +142,15 @@ pub struct TailModel<'a> {
 /// Points of the output-length distribution the TPOT tail is averaged over.
 const OUTPUT_POINTS: usize = 24;
 
-/// How much of a stream's excess burstiness the least-outstanding router
-/// keeps on one replica's prefill queue: a share n^(−this)
-/// ([`TailModel::prefill_ca2`]).
-const ROUTER_BURST_SHARE_EXPONENT: f64 = 0.5;
+/// How far the least-outstanding router pools the prefill queues of n
+/// replicas: one replica keeps a share n^(−this) of the stream's excess
+/// burstiness ([`TailModel::prefill_ca2`]), and a prompt waits for prefill
+/// only when the n^(this) replicas the router effectively chooses among are
+/// all busy ([`TailModel::prefill_wait`]). Between 0 (independent
+/// replicas, random routing) and 1 (one pooled queue); fitted on the
+/// simulator's grid (`cargo test --release -p gpuplan-sim --test grid`), not
+/// on measurements.
+const ROUTER_POOLING_EXPONENT: f64 = 0.5;
 
 impl<'a> TailModel<'a> {
     /// The model for `dep` serving `inputs`.
@@ -296,6 +310,7 @@ impl<'a> TailModel<'a> {
                 prefill_wait_p99_s: f64::INFINITY,
                 prefill_mean_s,
                 prefill_p99_s,
+                co_batched_prefill_s: f64::INFINITY,
                 ttft_p99_s: f64::INFINITY,
                 tpot_mean_ms: f64::INFINITY,
                 tpot_p99_ms: f64::INFINITY,
@@ -308,16 +323,21 @@ impl<'a> TailModel<'a> {
         // engine schedules at iteration boundaries): uniform over one
         // iteration, mean t/2, p99 ≈ t.
         let boundary_mean_s = 0.5 * load.tpot_mean_s;
-        // TTFT = boundary + slot wait + prefill wait + own prefill: means
-        // add, and the spreads above the means combine as independent (in
-        // quadrature).
+        // TTFT = boundary + slot wait + prefill wait + own prefill + the
+        // prompts batched with it: means add, and the spreads above the means
+        // combine as independent (in quadrature).
         let spread = ((slot_wait.quantile_s - slot_wait.mean_s).max(0.0).powi(2)
             + (prefill_wait.p99_s - prefill_wait.mean_s).max(0.0).powi(2)
             + (prefill_p99_s - prefill_mean_s).powi(2)
             + boundary_mean_s.powi(2))
         .sqrt();
-        let ttft_p99_s =
-            boundary_mean_s + slot_wait.mean_s + prefill_wait.mean_s + prefill_mean_s + spread;
+        let co_batched_s = self.co_batched_prefill_s(lambda, &load);
+        let ttft_p99_s = boundary_mean_s
+            + slot_wait.mean_s
+            + prefill_wait.mean_s
+            + prefill_mean_s
+            + co_batched_s
+            + spread;
         let tails = Tails {
             slot_wait_probability: slot_wait.probability,
             slot_wait_p99_s: slot_wait.quantile_s,
@@ -326,6 +346,7 @@ impl<'a> TailModel<'a> {
             prefill_utilization: prefill_wait.utilization,
             prefill_mean_s,
             prefill_p99_s,
+            co_batched_prefill_s: co_batched_s,
             ttft_p99_s,
             tpot_mean_ms: load.tpot_mean_s * 1e3,
             tpot_p99_ms: load.tpot_mean_s * 1e3,
@@ -352,6 +373,19 @@ impl<'a> TailModel<'a> {
             in_flight,
             i.max_batched_tokens,
         )
+    }
+
+    /// Time the prompts that share a prompt's prefill iteration add to it,
+    /// s. The engine schedules at iteration boundaries, so the iteration
+    /// that prefills a prompt also carries the prompts that arrived after
+    /// it while the previous one ran: λ·t̄/2 on average, plus, for a bursty
+    /// stream, the (c_a² − 1)/2 extra arrivals that follow an arrival (the
+    /// renewal function m(t) ≈ λt + (c_a² − 1)/2; Cox, "Renewal Theory",
+    /// 1962) — at most what the iteration's budget leaves beside the prompt.
+    fn co_batched_prefill_s(&self, lambda: f64, load: &Load) -> f64 {
+        let i = &self.inputs;
+        let prompts = (lambda * load.tpot_mean_s / 2.0 + (self.prefill_ca2() - 1.0) / 2.0).max(0.0);
+        (prompts * i.input_mean).min((load.budget - i.input_mean).max(0.0)) * load.per_token_s
     }
 
     /// Little's law: sequences in flight = arrivals × slot time, and the
@@ -442,7 +476,7 @@ impl<'a> TailModel<'a> {
     /// measurements.
     fn prefill_ca2(&self) -> f64 {
         let replicas = self.inputs.slot_pool_replicas.max(1.0);
-        1.0 + (self.inputs.ca2 - 1.0) * replicas.powf(-ROUTER_BURST_SHARE_EXPONENT)
+        1.0 + (self.inputs.ca2 - 1.0) * replicas.powf(-ROUTER_POOLING_EXPONENT)
     }
 
     /// Share of the GPU's time the prefill queue keeps busy.
@@ -450,17 +484,33 @@ impl<'a> TailModel<'a> {
         lambda * self.prefill_work_s(load)
     }
 
-    /// The G/G/1 prefill queue's wait (Allen–Cunneen mean, exponential
-    /// conditional tail); `None` when it is unstable (utilisation ≥ 1).
+    /// The G/G/1 prefill queue's wait (Allen–Cunneen conditional mean,
+    /// exponential conditional tail); `None` when it is unstable
+    /// (utilisation ≥ 1). Alone (or behind a router that picks replicas at
+    /// random) a prompt finds the prefill busy with probability ρ; the
+    /// least-outstanding router sends it to a replica with less in flight,
+    /// so it waits only when all the replicas it effectively chooses among
+    /// are busy: ρ^d with d = n^[`ROUTER_POOLING_EXPONENT`] (with d sampled
+    /// replicas this is exactly the power-of-d-choices result, Mitzenmacher
+    /// 2001; the router sees every replica, but its signal, the count of
+    /// requests in flight, mixes prefill backlog with decodes).
     fn prefill_wait(&self, lambda: f64, load: &Load) -> Option<PrefillWait> {
         let rho = self.prefill_utilization(lambda, load);
         if rho >= 1.0 {
             return None;
         }
-        let mean_s = rho / (1.0 - rho) * (self.prefill_ca2() + self.input_cv2) / 2.0
-            * self.prefill_work_s(load);
-        let p99_s = if rho > 0.01 && mean_s > 0.0 {
-            mean_s / rho * (rho / 0.01).ln()
+        let choices = self
+            .inputs
+            .slot_pool_replicas
+            .max(1.0)
+            .powf(ROUTER_POOLING_EXPONENT);
+        let probability = rho.powf(choices);
+        // Allen–Cunneen: E[W | W > 0] = (c_a² + c_s²)/2 · E[S] / (1 − ρ).
+        let conditional_mean_s =
+            (self.prefill_ca2() + self.input_cv2) / 2.0 * self.prefill_work_s(load) / (1.0 - rho);
+        let mean_s = probability * conditional_mean_s;
+        let p99_s = if probability > 0.01 && mean_s > 0.0 {
+            conditional_mean_s * (probability / 0.01).ln()
         } else {
             0.0
         };
@@ -651,6 +701,62 @@ mod tests {
             assert!(ca2 < last && ca2 > 1.0, "{n} replicas: {ca2}");
             last = ca2;
         }
+    }
+
+    #[test]
+    fn the_router_sends_prompts_to_idle_prefill_even_when_they_are_poisson() {
+        let dep = h100_8b();
+        let model = |replicas: f64| {
+            TailModel::new(
+                &dep,
+                TailInputs {
+                    slot_pool_replicas: replicas,
+                    ..inputs(1.0)
+                },
+            )
+        };
+        let (alone, four) = (model(1.0), model(4.0));
+        let lambda = 25.0;
+        let load = alone.occupancy(lambda).load;
+        let rho = alone.prefill_utilization(lambda, &load);
+        let one = alone.prefill_wait(lambda, &load).unwrap();
+        let pooled = four
+            .prefill_wait(lambda, &four.occupancy(lambda).load)
+            .unwrap();
+        // One replica waits with probability ρ; behind the router, a prompt
+        // waits only if the √4 = 2 replicas it effectively chooses among are
+        // busy: ρ², the conditional wait unchanged (Poisson stays Poisson).
+        assert!(rho > 0.05 && rho < 0.95, "{rho}");
+        let conditional = one.mean_s / rho;
+        assert!((pooled.mean_s - rho * rho * conditional).abs() < 1e-9 * conditional);
+        assert!(pooled.p99_s < one.p99_s);
+    }
+
+    #[test]
+    fn prompts_batched_with_a_prompt_grow_with_the_rate_and_the_bursts() {
+        let dep = h100_8b();
+        let poisson = TailModel::new(&dep, inputs(1.0));
+        let bursty = TailModel::new(&dep, inputs(9.0));
+        let at = |model: &TailModel<'_>, lambda: f64| {
+            let load = model.occupancy(lambda).load;
+            (model.co_batched_prefill_s(lambda, &load), load)
+        };
+        // Poisson: λ·t̄/2 prompts of the mean length at the per-token cost.
+        let (light, load) = at(&poisson, 2.0);
+        let expected = 2.0 * load.tpot_mean_s / 2.0 * 1500.0 * load.per_token_s;
+        assert!((light - expected).abs() < 1e-12, "{light} vs {expected}");
+        assert!(at(&poisson, 20.0).0 > light);
+        // c_a² = 9 brings (9 − 1)/2 = 4 more prompts right after an arrival
+        // (the budget of 8192 tokens leaves room for them).
+        let (burst, load) = at(&bursty, 2.0);
+        let extra = burst - 2.0 * load.tpot_mean_s / 2.0 * 1500.0 * load.per_token_s;
+        assert!(
+            (extra - 4.0 * 1500.0 * load.per_token_s).abs() < 1e-9,
+            "{extra}"
+        );
+        // Never more than the iteration's budget beside the prompt.
+        let (flood, load) = at(&TailModel::new(&dep, inputs(1e4)), 2.0);
+        assert!(flood <= (load.budget - 1500.0) * load.per_token_s + 1e-12);
     }
 
     #[test]
