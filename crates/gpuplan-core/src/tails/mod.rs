@@ -358,6 +358,10 @@ impl<'a> TailModel<'a> {
             tpot_mean_s: load.tpot_mean_s,
             per_token_s: load.per_token_s,
             in_flight: occupancy.in_flight,
+            // Prompts enter the batch as slots free up: while they queue for
+            // a slot (probability P(wait)) they are admitted at the pace of
+            // departures, not in the arrivals' bursts.
+            admitted_ca2: 1.0 + (i.ca2 - 1.0) * (1.0 - slot_wait.probability),
         };
         (tails, Some(pace))
     }
@@ -644,6 +648,27 @@ mod tests {
             }
         }
         lo
+    }
+
+    #[test]
+    fn prompts_queued_for_slots_reach_the_batch_smoothed() {
+        let dep = h100_8b();
+        let model = TailModel::new(&dep, inputs(9.0));
+        // A load where half the arrivals wait for a slot.
+        let lambda = rate_with_slot_wait(&model, 0.5);
+        let (tails, pace) = model.at_without_tpot_tail(lambda);
+        let pace = pace.unwrap();
+        let p = tails.slot_wait_probability;
+        assert!((pace.admitted_ca2 - (1.0 + 8.0 * (1.0 - p))).abs() < 1e-12);
+        assert!(pace.admitted_ca2 < 9.0 && pace.admitted_ca2 > 1.0);
+        // Admitted in the arrivals' own bursts, the TPOT tail would be longer.
+        let raw = DecodePace {
+            admitted_ca2: 9.0,
+            ..pace
+        };
+        let smoothed = model.tpot_tail(lambda, pace).p99_s();
+        assert!(smoothed < model.tpot_tail(lambda, raw).p99_s());
+        assert!(smoothed >= pace.tpot_mean_s);
     }
 
     #[test]

@@ -11,6 +11,8 @@ pub(super) struct DecodePace {
     pub(super) tpot_mean_s: f64,
     pub(super) per_token_s: f64,
     pub(super) in_flight: f64,
+    /// Burstiness (c_a²) of the prompts admitted into the running batch.
+    pub(super) admitted_ca2: f64,
 }
 
 /// The TPOT distribution over requests ([`TailModel::tpot_tail`]): the mean,
@@ -68,8 +70,10 @@ impl TpotTail {
 impl TailModel<'_> {
     /// The distribution over requests of the mean time per output token. A
     /// request decoding for L iterations pays t0 per iteration plus the
-    /// prompt tokens that arrive meanwhile (compound renewal: mean λT·E[I],
-    /// variance λT·E[I]²(c_a² + c_s²)), spread over its L tokens: the spread
+    /// prompt tokens admitted meanwhile (compound renewal: mean λT·E[I],
+    /// variance λT·E[I]²(c_a² + c_s²), c_a² of the prompts the slots admit,
+    /// smoother than the arrivals when they queue for slots), spread over
+    /// its L tokens: the spread
     /// shrinks as 1/√L, so short answers set the tail. Mixed over the
     /// output-length distribution (lognormal fitted to mean and p99), each
     /// length's TPOT normal with a Cornish–Fisher skew.
@@ -78,9 +82,11 @@ impl TailModel<'_> {
             tpot_mean_s,
             per_token_s,
             in_flight,
+            admitted_ca2,
         } = pace;
         let i = &self.inputs;
-        let dispersion = i.ca2 + self.input_cv2;
+        let ca2 = admitted_ca2;
+        let dispersion = ca2 + self.input_cv2;
         // The number of sequences in flight drifts over a request's life (its
         // variance ≈ its mean, as in an M/G/∞ count): a slow swing of every
         // iteration's decode cost that does not average out over L tokens.
@@ -89,11 +95,11 @@ impl TailModel<'_> {
         let drift_sd = per_sequence_s.max(0.0) * in_flight.sqrt();
         // One request's TPOT at L iterations: the prompt work arriving during
         // its life is a compound count — few, large prompts for a short life,
-        // so it is skewed; its standard deviation and skewness (cumulants
-        // κ2 = n·E[I²], κ3 = n·E[I³] with n = λ·L·t̄ prompts, lognormal I),
-        // and the drift, independent and Gaussian.
-        let moment2 = 1.0 + self.input_cv2;
-        let arrivals_skew_at_one = moment2.powf(1.5);
+        // so it is skewed; its standard deviation and skewness (cumulants of
+        // a compound renewal sum over n = λ·L·t̄ prompts,
+        // [`compound_skew_at_one`]), and the drift, independent and Gaussian.
+        let v = self.input_cv2;
+        let arrivals_skew_at_one = compound_skew_at_one(ca2, v);
         let spread = |life: f64| -> (f64, f64) {
             let prompts = lambda * tpot_mean_s * life;
             let arrivals = per_token_s * i.input_mean * (prompts * dispersion).sqrt() / life;
@@ -114,5 +120,34 @@ impl TailModel<'_> {
             points,
             bracket_s: 20.0 * spread(1.0).0 + 1e-9,
         }
+    }
+}
+
+/// Skewness × √n of a compound renewal sum of n lognormal prompt lengths
+/// (squared CV `v`) arriving with burstiness `ca2`: κ3/κ2^1.5 with, per
+/// arrival, κ2 = E[I]²(c_a² + v) and κ3 = E[I]³(κ3(N)/n + 3·v·c_a² + v²(v + 3))
+/// (N the count, independent of the lengths: κ3(S) = κ3(N)E[I]³ +
+/// 3κ2(N)E[I]Var(I) + E[N]κ3(I)); the renewal count's third cumulant grows
+/// as κ3(N)/n → 3c⁴ − γc³ (Cox, "Renewal Theory", 1962), c⁴ = c_a⁴ for the
+/// gamma gaps the workload's arrivals are. Poisson (c_a² = 1) gives the
+/// compound Poisson E[I³]/E[I²]^1.5 = (1 + v)^1.5.
+pub(super) fn compound_skew_at_one(ca2: f64, v: f64) -> f64 {
+    (ca2 * ca2 + 3.0 * v * ca2 + v * v * (v + 3.0)) / (ca2 + v).powf(1.5)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::compound_skew_at_one;
+
+    #[test]
+    fn compound_skew_is_compound_poisson_for_poisson_and_grows_with_bursts() {
+        for v in [0.0, 0.2, 0.43, 1.0] {
+            let poisson = compound_skew_at_one(1.0, v);
+            assert!((poisson - (1.0 + v).powf(1.5)).abs() < 1e-12, "{v}");
+            assert!(compound_skew_at_one(4.0, v) > poisson);
+            assert!(compound_skew_at_one(16.0, v) > compound_skew_at_one(4.0, v));
+        }
+        // Fixed lengths, gamma gaps of c_a² = 16: c_a⁴ / c_a³ = c_a = 4.
+        assert!((compound_skew_at_one(16.0, 0.0) - 4.0).abs() < 1e-12);
     }
 }

@@ -130,12 +130,19 @@ fn why_it_wins(w: &InferenceWorkload, r: &PlanReport, p: &Plan) -> String {
         "{} weights take {:.0} GiB of each GPU, leaving KV cache for {} mean requests",
         p.precision, d.memory.weights_gib, d.kv_sequences
     );
+    let pooled = if d.replicas_for_peak < d.replicas_for_peak_alone {
+        format!(
+            "; behind the router (slots pooled, prompts sent to idle replicas) {} replica(s) carry the peak, not {}",
+            d.replicas_for_peak, d.replicas_for_peak_alone
+        )
+    } else {
+        format!(", so {} replica(s) carry the peak", d.replicas_for_peak)
+    };
     let capacity = format!(
-        "batch cap {} serves {:.1} req/s per replica within the SLO at ≤{:.0}% utilisation, so {} replica(s) carry the peak",
+        "batch cap {} serves {:.1} req/s per replica alone within the SLO at ≤{:.0}% utilisation{pooled}",
         p.max_num_seqs,
         d.capacity_requests_per_s_per_replica,
         w.constraints.max_utilization * 100.0,
-        d.replicas_for_peak
     );
     let floor = if p.replicas > d.replicas_for_peak {
         format!(" ({} run: min_replicas or whole instances)", p.replicas)
