@@ -1,0 +1,378 @@
+//! Unit tests of the tail model: each step (occupancy, slot wait, prefill
+//! wait, the prompts batched with a prompt, the TPOT tail) against what
+//! queueing theory says it must give.
+
+use super::*;
+use crate::calibration::Calibration;
+use crate::layout::Layout;
+use crate::test_support::{gpu, model};
+use gpuplan_catalog::Precision;
+
+fn h100_8b() -> Deployment {
+    Deployment::new(
+        &model("llama-3.1-8b"),
+        gpu("H100"),
+        Layout::SINGLE,
+        Precision::Fp8,
+        Precision::Fp8,
+        &Calibration::bundled(),
+    )
+    .unwrap()
+}
+
+fn inputs(ca2: f64) -> TailInputs {
+    TailInputs {
+        input_mean: 1500.0,
+        input_p99: 4000.0,
+        output_mean: 60.0,
+        output_p99: 200.0,
+        batch: 64.0,
+        max_batched_tokens: 8192.0,
+        service_s: 1.5,
+        ca2,
+        slot_pool_replicas: 1.0,
+        cs2: 1.0,
+    }
+}
+
+#[test]
+fn prefill_queueing_grows_with_load_and_burstiness() {
+    let dep = h100_8b();
+    let poisson = TailModel::new(&dep, inputs(1.0));
+    let bursty = TailModel::new(&dep, inputs(9.0));
+    let light = poisson.at(1.0);
+    let heavy = poisson.at(25.0);
+    // Slots are plentiful at both loads: the TTFT growth is prefill queueing.
+    assert_eq!(heavy.slot_wait_p99_s, 0.0);
+    assert!(heavy.prefill_utilization > light.prefill_utilization);
+    assert!(
+        heavy.ttft_p99_s > light.ttft_p99_s * 1.5,
+        "{light:?} {heavy:?}"
+    );
+    // Bursty arrivals (cv 3) wait longer at the same rate.
+    assert!(bursty.at(25.0).ttft_p99_s > heavy.ttft_p99_s * 1.5);
+    assert!(bursty.at(25.0).tpot_p99_ms > heavy.tpot_p99_ms);
+    // The p99 gap carries a prompt chunk: longer than the mean token time.
+    assert!(heavy.itl_p99_ms > heavy.tpot_mean_ms);
+    assert!(heavy.tpot_p99_ms >= heavy.tpot_mean_ms);
+}
+
+/// The rate at which `model` has this probability of a slot wait.
+fn rate_with_slot_wait(model: &TailModel<'_>, probability: f64) -> f64 {
+    let (mut lo, mut hi) = (0.1, 200.0);
+    for _ in 0..60 {
+        let mid = 0.5 * (lo + hi);
+        if model.at(mid).slot_wait_probability < probability {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
+}
+
+#[test]
+fn prompts_queued_for_slots_reach_the_batch_smoothed() {
+    let dep = h100_8b();
+    let model = TailModel::new(&dep, inputs(9.0));
+    // A load where half the arrivals wait for a slot.
+    let lambda = rate_with_slot_wait(&model, 0.5);
+    let (tails, pace) = model.at_without_tpot_tail(lambda);
+    let pace = pace.unwrap();
+    let p = tails.slot_wait_probability;
+    assert!((pace.admitted_ca2 - (1.0 + 8.0 * (1.0 - p))).abs() < 1e-12);
+    assert!(pace.admitted_ca2 < 9.0 && pace.admitted_ca2 > 1.0);
+    // Admitted in the arrivals' own bursts, the TPOT tail would be longer.
+    let raw = DecodePace {
+        admitted_ca2: 9.0,
+        ..pace
+    };
+    let smoothed = model.tpot_tail(lambda, pace).p99_s();
+    assert!(smoothed < model.tpot_tail(lambda, raw).p99_s());
+    assert!(smoothed >= pace.tpot_mean_s);
+}
+
+#[test]
+fn slots_pooled_behind_the_router_wait_less_than_one_replica_alone() {
+    let dep = h100_8b();
+    let alone = TailModel::new(&dep, inputs(4.0));
+    let lambda = rate_with_slot_wait(&alone, 0.2);
+    let one = alone.at(lambda);
+    assert!(one.slot_wait_probability > 0.15, "{one:?}");
+    let four = TailModel::new(
+        &dep,
+        TailInputs {
+            slot_pool_replicas: 4.0,
+            ..inputs(4.0)
+        },
+    )
+    .at(lambda);
+    // Same load per replica: a request waits only when all 4 × 64 slots
+    // are full, far rarer than 64 alone (square-root staffing).
+    assert!(
+        four.slot_wait_probability < one.slot_wait_probability / 3.0,
+        "{one:?} {four:?}"
+    );
+    assert!(four.slot_wait_p99_s < one.slot_wait_p99_s);
+    // The prefill queue is each replica's own, but the router spreads a
+    // burst's prompts over several replicas: shorter, same utilisation.
+    assert!(
+        four.prefill_wait_p99_s < one.prefill_wait_p99_s,
+        "{one:?} {four:?}"
+    );
+    assert_eq!(four.prefill_utilization, one.prefill_utilization);
+}
+
+#[test]
+fn the_router_spreads_bursts_of_prompts_but_not_poisson_ones() {
+    let dep = h100_8b();
+    let pooled = |ca2: f64, replicas: f64| {
+        TailModel::new(
+            &dep,
+            TailInputs {
+                slot_pool_replicas: replicas,
+                ..inputs(ca2)
+            },
+        )
+    };
+    // Poisson arrivals split by any router stay Poisson.
+    assert_eq!(pooled(1.0, 1.0).prefill_ca2(), 1.0);
+    assert_eq!(pooled(1.0, 16.0).prefill_ca2(), 1.0);
+    // c_a² = 9 over 4 replicas keeps half the excess: 1 + 8/2.
+    assert!((pooled(9.0, 4.0).prefill_ca2() - 5.0).abs() < 1e-12);
+    // More replicas, smoother prompts, never below Poisson.
+    let mut last = f64::INFINITY;
+    for n in [1.0, 2.0, 4.0, 8.0, 64.0] {
+        let ca2 = pooled(9.0, n).prefill_ca2();
+        assert!(ca2 < last && ca2 > 1.0, "{n} replicas: {ca2}");
+        last = ca2;
+    }
+}
+
+#[test]
+fn the_router_sends_prompts_to_idle_prefill_even_when_they_are_poisson() {
+    let dep = h100_8b();
+    let model = |replicas: f64| {
+        TailModel::new(
+            &dep,
+            TailInputs {
+                slot_pool_replicas: replicas,
+                ..inputs(1.0)
+            },
+        )
+    };
+    let (alone, four) = (model(1.0), model(4.0));
+    let lambda = 25.0;
+    let load = alone.occupancy(lambda).load;
+    let rho = alone.prefill_utilization(lambda, &load);
+    let one = alone.prefill_wait(lambda, &load).unwrap();
+    let pooled = four
+        .prefill_wait(lambda, &four.occupancy(lambda).load)
+        .unwrap();
+    // One replica waits with probability ρ; behind the router, a prompt
+    // waits only if the √4 = 2 replicas it effectively chooses among are
+    // busy: ρ², the conditional wait unchanged (Poisson stays Poisson).
+    assert!(rho > 0.05 && rho < 0.95, "{rho}");
+    let conditional = one.mean_s / rho;
+    assert!((pooled.mean_s - rho * rho * conditional).abs() < 1e-9 * conditional);
+    assert!(pooled.p99_s < one.p99_s);
+}
+
+#[test]
+fn prompts_batched_with_a_prompt_grow_with_the_rate_and_the_bursts() {
+    let dep = h100_8b();
+    let poisson = TailModel::new(&dep, inputs(1.0));
+    let bursty = TailModel::new(&dep, inputs(9.0));
+    let at = |model: &TailModel<'_>, lambda: f64| {
+        let load = model.occupancy(lambda).load;
+        (model.co_batched_prefill_s(lambda, &load), load)
+    };
+    // Poisson: λ·t̄/2 prompts of the mean length at the per-token cost.
+    let (light, load) = at(&poisson, 2.0);
+    let expected = 2.0 * load.tpot_mean_s / 2.0 * 1500.0 * load.per_token_s;
+    assert!((light - expected).abs() < 1e-12, "{light} vs {expected}");
+    assert!(at(&poisson, 20.0).0 > light);
+    // c_a² = 9 brings (9 − 1)/2 = 4 more prompts right after an arrival
+    // (the budget of 8192 tokens leaves room for them).
+    let (burst, load) = at(&bursty, 2.0);
+    let extra = burst - 2.0 * load.tpot_mean_s / 2.0 * 1500.0 * load.per_token_s;
+    assert!(
+        (extra - 4.0 * 1500.0 * load.per_token_s).abs() < 1e-9,
+        "{extra}"
+    );
+    // Never more than the iteration's budget beside the prompt.
+    let (flood, load) = at(&TailModel::new(&dep, inputs(1e4)), 2.0);
+    assert!(flood <= (load.budget - 1500.0) * load.per_token_s + 1e-12);
+}
+
+#[test]
+fn occupancy_peakedness_is_whitts_grown_by_both_feedbacks() {
+    // Poisson, no feedback: the M/G/∞ count is Poisson whatever ψ.
+    assert_eq!(occupancy_peakedness(1.0, 0.3, 0.0, 1.0), 1.0);
+    assert_eq!(occupancy_peakedness(1.0, 0.9, 0.0, 1.0), 1.0);
+    // Whitt: 1 + (c_a² − 1)·ψ; exponential slots (ψ = ½) at c_a² = 9 → 5.
+    assert!((occupancy_peakedness(9.0, 0.5, 0.0, 1.0) - 5.0).abs() < 1e-12);
+    // Elasticity e divides by 1 − e; prompt dilation multiplies by its square.
+    assert!((occupancy_peakedness(9.0, 0.5, 0.5, 1.0) - 10.0).abs() < 1e-12);
+    assert!((occupancy_peakedness(9.0, 0.5, 0.0, 1.5) - 11.25).abs() < 1e-12);
+    // Smooth arrivals stay above a floor.
+    assert!(occupancy_peakedness(0.0, 1.0, 0.0, 1.0) > 0.0);
+}
+
+#[test]
+fn slot_waits_of_poisson_arrivals_ignore_the_output_spread_and_bursts_raise_them() {
+    // M/G/∞ insensitivity: with Poisson arrivals the occupancy's spread,
+    // hence P(wait), does not depend on how output lengths vary; bursty
+    // arrivals swing it more when outputs are alike (ψ near 1) than when
+    // they vary widely (ψ smaller: long requests outlive the burst).
+    let dep = h100_8b();
+    let with_outputs = |ca2: f64, output_p99: f64| TailInputs {
+        output_p99,
+        ..inputs(ca2)
+    };
+    let at = |i: TailInputs, lambda: f64| TailModel::new(&dep, i).at(lambda);
+    let lambda = rate_with_slot_wait(&TailModel::new(&dep, with_outputs(1.0, 61.0)), 0.05);
+    let poisson_alike = at(with_outputs(1.0, 61.0), lambda);
+    let poisson_spread = at(with_outputs(1.0, 240.0), lambda);
+    // The spread moves the mean slot time a little (a longer tail at the
+    // same mean), not the peakedness: P(wait) stays within the change in load.
+    let ratio = poisson_spread.slot_wait_probability / poisson_alike.slot_wait_probability;
+    assert!(
+        (0.5..2.0).contains(&ratio),
+        "{poisson_alike:?} {poisson_spread:?}"
+    );
+    let bursty_alike = at(with_outputs(9.0, 61.0), lambda);
+    let bursty_spread = at(with_outputs(9.0, 240.0), lambda);
+    assert!(bursty_alike.slot_wait_probability > 3.0 * poisson_alike.slot_wait_probability);
+    assert!(bursty_alike.slot_wait_probability > bursty_spread.slot_wait_probability);
+}
+
+#[test]
+fn a_lighter_load_is_never_less_stable_for_one_token_prompts_on_a_pipeline() {
+    // Fuzzing found (fuzz/regressions/plan_structured): one-token prompts
+    // on a PP2 replica were stable at 9,700 req/s and unstable at 4,000,
+    // because a lone prompt's fixed prefill cost was charged per token.
+    let dep = Deployment::new(
+        &model("qwen3-235b-a22b"),
+        gpu("H100"),
+        Layout { tp: 4, pp: 2 },
+        Precision::Fp8,
+        Precision::Fp8,
+        &Calibration::bundled(),
+    )
+    .unwrap();
+    let short = TailInputs {
+        input_mean: 1.0,
+        input_p99: 8.0,
+        output_mean: 1.0,
+        output_p99: 1.0,
+        batch: 1024.0,
+        max_batched_tokens: 23_900.0,
+        service_s: 0.038,
+        ca2: 1.0,
+        slot_pool_replicas: 1.0,
+        cs2: 0.0,
+    };
+    let model = TailModel::new(&dep, short);
+    let top = model.at(9_700.0);
+    assert!(top.ttft_p99_s.is_finite(), "{top:?}");
+    for lambda in [10.0, 100.0, 1_000.0, 2_000.0, 4_000.0, 6_000.0] {
+        let t = model.at(lambda);
+        assert!(
+            t.prefill_utilization < 1.0 && t.ttft_p99_s.is_finite(),
+            "unstable at {lambda} but not at 9,700 req/s: {t:?}"
+        );
+    }
+}
+
+#[test]
+fn prefill_utilization_grows_with_the_load_for_few_token_moe_prompts() {
+    // Fuzzing found (fuzz/regressions/plan_structured, crash-0323…):
+    // 12-token prompts on a MoE replica priced per token at the arrivals'
+    // own small chunk were unstable at 483 req/s and stable at 1,124. A
+    // backlogged queue runs budget-full iterations: its utilisation is
+    // the load times a cost that does not fall as the load rises.
+    for (tp, pp) in [(4, 1), (1, 4)] {
+        let dep = Deployment::new(
+            &model("qwen3-235b-a22b"),
+            gpu("H200"),
+            Layout { tp, pp },
+            Precision::Fp8,
+            Precision::Fp8,
+            &Calibration::bundled(),
+        )
+        .unwrap();
+        let model = TailModel::new(
+            &dep,
+            TailInputs {
+                input_mean: 12.0,
+                input_p99: 96.0,
+                output_mean: 1.0,
+                output_p99: 1.0,
+                batch: 512.0,
+                max_batched_tokens: 23_902.0,
+                service_s: 0.17,
+                ca2: 1.0,
+                slot_pool_replicas: 1.0,
+                cs2: 0.0,
+            },
+        );
+        let mut last = 0.0;
+        for lambda in [1.0, 10.0, 50.0, 100.0, 200.0, 400.0, 800.0, 1_200.0] {
+            let t = model.at(lambda);
+            assert!(
+                t.prefill_utilization >= last * (1.0 - 1e-9),
+                "TP{tp} PP{pp}: prefill {:.3} busy at {lambda} req/s, {last:.3} at a lighter load",
+                t.prefill_utilization
+            );
+            last = t.prefill_utilization;
+        }
+    }
+}
+
+#[test]
+fn unloaded_replica_ttft_is_the_prompt_prefill() {
+    let dep = h100_8b();
+    let t = TailModel::new(&dep, inputs(1.0)).at(1e-6);
+    assert!(t.prefill_wait_p99_s == 0.0 && t.slot_wait_p99_s == 0.0);
+    // The p99 prompt's prefill, plus the iteration in progress when it
+    // arrives (mean half an iteration, spread in quadrature).
+    let boundary = 0.5 * t.tpot_mean_ms / 1e3;
+    let spread = (t.prefill_p99_s - t.prefill_mean_s).hypot(boundary);
+    let expected = boundary + t.prefill_mean_s + spread;
+    assert!((t.ttft_p99_s - expected).abs() < 1e-9, "{t:?}");
+    assert!(t.ttft_p99_s > t.prefill_p99_s && t.ttft_p99_s < t.prefill_p99_s + 2.0 * boundary);
+}
+
+#[test]
+fn passes_tests_the_tpot_limit_as_the_p99_would() {
+    let dep = h100_8b();
+    for ca2 in [1.0, 9.0] {
+        let model = TailModel::new(&dep, inputs(ca2));
+        for lambda in [0.5, 5.0, 15.0, 25.0] {
+            let t = model.at(lambda);
+            if !t.tpot_p99_ms.is_finite() {
+                continue;
+            }
+            // Limits on both sides of the p99, and near it (the bisection's
+            // p99 sits within a nanosecond above the exact threshold).
+            for factor in [0.5, 0.9, 0.999, 1.001, 1.1, 3.0] {
+                let limit = t.tpot_p99_ms * factor;
+                let expected = t.tpot_p99_ms <= limit;
+                let got = model.passes(lambda, Some(limit), |_| true);
+                assert_eq!(got, expected, "ca2 {ca2} λ {lambda} limit {limit} vs {t:?}");
+            }
+            // Without a limit only `accept` decides.
+            assert!(model.passes(lambda, None, |_| true));
+            assert!(!model.passes(lambda, Some(1e9), |_| false));
+        }
+    }
+}
+
+#[test]
+fn saturated_prefill_is_infinite_not_negative() {
+    let dep = h100_8b();
+    let t = TailModel::new(&dep, inputs(1.0)).at(1e4);
+    assert!(t.prefill_utilization >= 1.0);
+    assert!(t.ttft_p99_s.is_infinite());
+}
