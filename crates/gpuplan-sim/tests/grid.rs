@@ -83,6 +83,18 @@ fn grid() -> Vec<Point> {
     points
 }
 
+/// Requests each simulated run serves (`GRID_REQUESTS` overrides it). At
+/// c_v 2–4 a 10,000-request run's p99 is set by a burst or two (one seed's
+/// TTFT p99 of a single H100 at cv 2 was 420 ms, the next two seeds' 62 and
+/// 51 ms; 100,000 requests give 61–68 ms for all three): the reference must
+/// be the steady state's p99, not one burst's.
+fn requests_per_run() -> u64 {
+    std::env::var("GRID_REQUESTS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(100_000)
+}
+
 /// Simulator seeds each grid point runs with.
 const SEEDS: [u64; 3] = [1, 2, 3];
 
@@ -109,9 +121,8 @@ fn analytical_tails_track_the_simulator_on_a_grid() {
         let Some(p) = report.plans.first() else {
             continue;
         };
-        // The simulated p99s averaged over three seeds: one 10,000-request
-        // run's p99 moves the grid's agreement by ±4 points from seed to
-        // seed at cv 2–4 (a few bursts set it).
+        // The simulated p99s averaged over three seeds of 100,000 requests
+        // each (see `requests_per_run`).
         let runs: Vec<_> = SEEDS
             .iter()
             .map(|&seed| {
@@ -121,7 +132,7 @@ fn analytical_tails_track_the_simulator_on_a_grid() {
                     &cal,
                     p,
                     Histograms::default(),
-                    Stop::Requests(10_000),
+                    Stop::Requests(requests_per_run()),
                     seed,
                 )
                 .unwrap()
@@ -176,13 +187,14 @@ fn analytical_tails_track_the_simulator_on_a_grid() {
         share(&tpot_err, 0.15) * 100.0
     );
     // Regression floors a little under what the model reaches today (TTFT
-    // 60 % within 15 %, 79 % within 30 %; TPOT 76 % within 15 %, against the
-    // mean of three seeds' p99s; the target is 90 % within 15 %): a
-    // change to the tail model or the simulator that loses agreement fails.
+    // 68 % within 15 %, 93 % within 30 %; TPOT 81 % within 15 %, against the
+    // mean of three seeds' p99s of 100,000 requests each; the target
+    // is 90 % within 15 %): a change to the tail model or the simulator that
+    // loses agreement fails.
     assert_eq!(rows.len(), grid().len(), "every grid point has a plan");
-    assert!(share(&tpot_err, 0.15) >= 0.70, "TPOT agreement fell");
-    assert!(share(&ttft_err, 0.30) >= 0.75, "TTFT agreement fell");
-    assert!(share(&ttft_err, 0.15) >= 0.55, "TTFT agreement fell");
+    assert!(share(&tpot_err, 0.15) >= 0.76, "TPOT agreement fell");
+    assert!(share(&ttft_err, 0.30) >= 0.88, "TTFT agreement fell");
+    assert!(share(&ttft_err, 0.15) >= 0.63, "TTFT agreement fell");
     // Smooth traffic well below the knee is where the model must be right.
     let easy: Vec<&Row> = rows
         .iter()

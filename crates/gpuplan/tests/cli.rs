@@ -1049,7 +1049,8 @@ fn human_output_snapshots() {
 
 /// Regression (issue 8): `estimate` and `plan` give one TTFT for the same
 /// configuration — the plan's unqueued p99-prompt prefill equals `estimate`'s
-/// TTFT for that prompt at the plan's batch (they differed 31 vs 80 ms).
+/// TTFT for that prompt beside the decodes the plan has in flight at peak
+/// (its utilisation of the batch cap; they differed 31 vs 80 ms).
 #[test]
 fn estimate_and_plan_agree_on_ttft() {
     let p = json(&gpuplan(&[
@@ -1059,7 +1060,11 @@ fn estimate_and_plan_agree_on_ttft() {
         "1",
         "--json",
     ]));
-    let batch = p["max_num_seqs"].as_u64().unwrap().to_string();
+    let cap = p["max_num_seqs"].as_u64().unwrap();
+    let batch = cap.to_string();
+    let in_flight = ((p["utilization"].as_f64().unwrap() * cap as f64).round() as u64)
+        .clamp(1, cap)
+        .to_string();
     let tp = p["tp"].as_u64().unwrap().to_string();
     let pp = p["pp"].as_u64().unwrap().to_string();
     let e = json(&gpuplan(&[
@@ -1081,7 +1086,7 @@ fn estimate_and_plan_agree_on_ttft() {
         "--output-len",
         "60",
         "--concurrency",
-        &batch,
+        &in_flight,
         "--max-num-seqs",
         &batch,
         "--json",

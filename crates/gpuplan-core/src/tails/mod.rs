@@ -36,6 +36,7 @@
 mod distributions;
 mod tpot;
 
+use distributions::gamma_p;
 pub(crate) use distributions::normal_tail;
 pub use distributions::{lognormal_cv2, lognormal_quantile};
 use tpot::DecodePace;
@@ -326,18 +327,35 @@ impl<'a> TailModel<'a> {
         // TTFT = boundary + slot wait + prefill wait + own prefill + the
         // prompts batched with it: means add, and the spreads above the means
         // combine as independent (in quadrature).
-        let spread = ((slot_wait.quantile_s - slot_wait.mean_s).max(0.0).powi(2)
-            + (prefill_wait.p99_s - prefill_wait.mean_s).max(0.0).powi(2)
-            + (prefill_p99_s - prefill_mean_s).powi(2)
-            + boundary_mean_s.powi(2))
-        .sqrt();
         let co_batched_s = self.co_batched_prefill_s(lambda, &load);
-        let ttft_p99_s = boundary_mean_s
-            + slot_wait.mean_s
-            + prefill_wait.mean_s
-            + prefill_mean_s
-            + co_batched_s
-            + spread;
+        let co_batched_p99_s =
+            self.co_batched_time_s(self.co_batched_prompts_p99(lambda, &load), &load);
+        // The waits share the 1 %: a slot wait too rare to set a p99 of its
+        // own (P < 1 %) still moves the p99 of slot and prefill waits
+        // together, P(W > t) = P_slot·e^(−t/m_slot) + P(prefill wait > t).
+        let slot_conditional_s = slot_wait.mean_s / slot_wait.probability.max(1e-12);
+        let wait_exceeds = |t: f64| {
+            slot_wait.probability * (-t / slot_conditional_s.max(1e-12)).exp()
+                + prefill_wait.exceeds(t)
+        };
+        let wait_mean_s = slot_wait.mean_s + prefill_wait.mean_s;
+        let wait_p99_s = wait_quantile(wait_exceeds, 0.99, slot_conditional_s + prefill_wait.p99_s);
+        // One burst fills the slots, queues the prompts and crowds their
+        // iteration at once: the waits and the prompts batched along rise
+        // together ([`burst_spread`]).
+        let burst_s = burst_spread(
+            self.prefill_ca2(),
+            (wait_p99_s - wait_mean_s).max(0.0),
+            [
+                (slot_wait.quantile_s - slot_wait.mean_s).max(0.0),
+                (prefill_wait.p99_s - prefill_wait.mean_s).max(0.0),
+            ],
+            (co_batched_p99_s - co_batched_s).max(0.0),
+        );
+        let spread =
+            (burst_s.powi(2) + (prefill_p99_s - prefill_mean_s).powi(2) + boundary_mean_s.powi(2))
+                .sqrt();
+        let ttft_p99_s = boundary_mean_s + wait_mean_s + prefill_mean_s + co_batched_s + spread;
         let tails = Tails {
             slot_wait_probability: slot_wait.probability,
             slot_wait_p99_s: slot_wait.quantile_s,
@@ -387,9 +405,48 @@ impl<'a> TailModel<'a> {
     /// renewal function m(t) ≈ λt + (c_a² − 1)/2; Cox, "Renewal Theory",
     /// 1962) — at most what the iteration's budget leaves beside the prompt.
     fn co_batched_prefill_s(&self, lambda: f64, load: &Load) -> f64 {
-        let i = &self.inputs;
         let prompts = (lambda * load.tpot_mean_s / 2.0 + (self.prefill_ca2() - 1.0) / 2.0).max(0.0);
+        self.co_batched_time_s(prompts, load)
+    }
+
+    /// Time `prompts` prompts of the mean length add to a prompt's
+    /// iteration, at most what its budget leaves beside the prompt, s.
+    fn co_batched_time_s(&self, prompts: f64, load: &Load) -> f64 {
+        let i = &self.inputs;
         (prompts * i.input_mean).min((load.budget - i.input_mean).max(0.0)) * load.per_token_s
+    }
+
+    /// The 99th percentile of the prompts that arrive after a prompt and
+    /// before the next iteration boundary (so share its prefill iteration).
+    /// The replica's prompts arrive as a gamma renewal stream of rate λ and
+    /// the stream's c_a² (shape k = 1/c_a²); the boundary comes a uniform
+    /// time w ∈ (0, t̄) later, and j more prompts arrive by then exactly when
+    /// the sum of j gaps, a gamma of shape j·k and rate λk, is at most w:
+    /// P(N ≥ j) = E_w[P(jk, λk·w)] (regularized incomplete gamma). Poisson
+    /// arrivals give the Poisson tail; bursty ones a clump whose size is the
+    /// tail of the renewal count, not its mean.
+    fn co_batched_prompts_p99(&self, lambda: f64, load: &Load) -> f64 {
+        const WINDOW_POINTS: usize = 8;
+        let i = &self.inputs;
+        let shape = 1.0 / self.prefill_ca2().max(1e-3);
+        // Beyond this many prompts the budget is full: more cannot add time.
+        let fill = ((load.budget - i.input_mean).max(0.0) / i.input_mean.max(1.0)).ceil();
+        let mut j = 0.0;
+        while j < fill.min(10_000.0) {
+            let next = j + 1.0;
+            let at_least = (0..WINDOW_POINTS)
+                .map(|m| {
+                    let w = load.tpot_mean_s * (m as f64 + 0.5) / WINDOW_POINTS as f64;
+                    gamma_p(next * shape, lambda * shape * w)
+                })
+                .sum::<f64>()
+                / WINDOW_POINTS as f64;
+            if at_least <= 0.01 {
+                break;
+            }
+            j = next;
+        }
+        j
     }
 
     /// Little's law: sequences in flight = arrivals × slot time, and the
@@ -449,14 +506,43 @@ impl<'a> TailModel<'a> {
         // grown by the same feedback.
         let wait_scale = (i.ca2 + i.cs2) / 2.0 / (1.0 - elasticity);
         let pool = i.slot_pool_replicas.max(1.0);
-        wait_summary_peaked(
+        let summary = wait_summary_peaked(
             lambda * pool,
             slot_s,
             i.batch * pool,
             peakedness,
             wait_scale,
             0.99,
-        )
+        );
+        if summary.probability <= 0.0 || !summary.mean_s.is_finite() {
+            return summary;
+        }
+        // A queue forms only when every slot is busy, and then the slots
+        // free up at the pace of a full batch: departures at c / S(c), with
+        // the slot time S(c) of a full batch (longer iterations), not of
+        // the mean occupancy.
+        let full = i.batch;
+        let full_load = self.load(lambda, full);
+        let slot_full_s = self.prefill_beside_decodes_s(i.input_mean, full)
+            + (i.output_mean - 1.0).max(0.0) * full_load.tpot_mean_s;
+        let drain = full * pool / slot_full_s.max(slot_s) - lambda * pool;
+        if drain <= 0.0 {
+            return WaitSummary {
+                probability: summary.probability,
+                mean_s: f64::INFINITY,
+                quantile_s: f64::INFINITY,
+            };
+        }
+        let conditional_mean_s = wait_scale / drain;
+        WaitSummary {
+            probability: summary.probability,
+            mean_s: summary.probability * conditional_mean_s,
+            quantile_s: if summary.probability <= 0.01 {
+                0.0
+            } else {
+                (summary.probability / 0.01).ln() * conditional_mean_s
+            },
+        }
     }
 
     /// Work one prompt brings to the prefill queue, s: when backlogged, the
@@ -512,17 +598,30 @@ impl<'a> TailModel<'a> {
         // Allen–Cunneen: E[W | W > 0] = (c_a² + c_s²)/2 · E[S] / (1 − ρ).
         let conditional_mean_s =
             (self.prefill_ca2() + self.input_cv2) / 2.0 * self.prefill_work_s(load) / (1.0 - rho);
-        let mean_s = probability * conditional_mean_s;
-        let p99_s = if probability > 0.01 && mean_s > 0.0 {
-            conditional_mean_s * (probability / 0.01).ln()
-        } else {
-            0.0
-        };
-        Some(PrefillWait {
+        // The router spares a prompt the queue of prompts ahead, not the
+        // iteration in progress: an arrival the router sends to a replica
+        // without a queue still lands, with probability ρ − ρ^d, in an
+        // iteration that carries a prompt chunk, and waits out its rest
+        // (uniform over its length).
+        let chunk_iteration_s =
+            load.t0 + self.inputs.input_mean.min(load.budget) * load.backlog_per_token_s;
+        let in_chunk = (rho - probability).max(0.0);
+        let mut wait = PrefillWait {
             utilization: rho,
-            mean_s,
-            p99_s,
-        })
+            mean_s: probability * conditional_mean_s + in_chunk * chunk_iteration_s / 2.0,
+            p99_s: 0.0,
+            queue_probability: probability,
+            queue_conditional_mean_s: conditional_mean_s,
+            in_chunk_probability: in_chunk,
+            chunk_iteration_s,
+        };
+        // p99: P(W > t) = P·e^(−t/m) + π·(1 − t/t_c)⁺ = 1 %.
+        wait.p99_s = wait_quantile(
+            |t| wait.exceeds(t),
+            0.99,
+            chunk_iteration_s + conditional_mean_s,
+        );
+        Some(wait)
     }
 
     /// The p99 gap between two tokens, s. A share of iterations carries a
@@ -556,6 +655,26 @@ fn occupancy_peakedness(ca2: f64, psi: f64, elasticity: f64, dilation: f64) -> f
     (1.0 + (ca2 - 1.0) * psi.clamp(0.0, 1.0)).max(0.05) / (1.0 - elasticity) * dilation.powi(2)
 }
 
+/// The spread above their means of the waits and of the prompts batched
+/// with a prompt, which one burst raises together: correlated by
+/// r = (c_a² − 1)/c_a² (the share of the arrival count's variance that
+/// clumping adds over Poisson; 0 for Poisson or smoother). The waits count
+/// as their joint mixture's p99 excess (`waits_mixture_s`) when independent
+/// and as the sum of their own excesses (`waits_separate_s`) when they come
+/// together; the co-batched excess `co_batched_s` joins them with
+/// correlation r.
+fn burst_spread(
+    ca2: f64,
+    waits_mixture_s: f64,
+    waits_separate_s: [f64; 2],
+    co_batched_s: f64,
+) -> f64 {
+    let r = ((ca2 - 1.0) / ca2).clamp(0.0, 1.0);
+    let separate_s: f64 = waits_separate_s.iter().sum();
+    let waits_s = (1.0 - r) * waits_mixture_s + r * separate_s;
+    (waits_s * waits_s + co_batched_s * co_batched_s + 2.0 * r * waits_s * co_batched_s).sqrt()
+}
+
 /// A replica's steady occupancy at one arrival rate.
 #[derive(Debug, Clone, Copy)]
 struct Occupancy {
@@ -577,6 +696,46 @@ struct PrefillWait {
     mean_s: f64,
     /// See `mean_s`.
     p99_s: f64,
+    /// Probability of queueing behind prompts ahead, and the mean of that
+    /// wait when it happens (exponential), s.
+    queue_probability: f64,
+    /// See `queue_probability`.
+    queue_conditional_mean_s: f64,
+    /// Probability of waiting out only the rest of a prompt-carrying
+    /// iteration, and that iteration's length, s.
+    in_chunk_probability: f64,
+    /// See `in_chunk_probability`.
+    chunk_iteration_s: f64,
+}
+
+impl PrefillWait {
+    /// P(wait > t).
+    fn exceeds(&self, t: f64) -> f64 {
+        self.queue_probability * (-t / self.queue_conditional_mean_s.max(1e-12)).exp()
+            + self.in_chunk_probability * (1.0 - t / self.chunk_iteration_s.max(1e-12)).max(0.0)
+    }
+}
+
+/// The smallest t with `exceeds(t)` ≤ 1 − q (bisection; `exceeds` falls
+/// with t), 0 when waiting at all is rarer than that; `hi` bounds it.
+fn wait_quantile(exceeds: impl Fn(f64) -> f64, q: f64, hi: f64) -> f64 {
+    let tail = 1.0 - q;
+    if exceeds(0.0) <= tail {
+        return 0.0;
+    }
+    let (mut lo, mut hi) = (0.0, hi.max(1e-9));
+    while exceeds(hi) > tail && hi < 1e7 {
+        hi *= 2.0;
+    }
+    for _ in 0..60 {
+        let mid = 0.5 * (lo + hi);
+        if exceeds(mid) > tail {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    hi
 }
 
 #[cfg(test)]

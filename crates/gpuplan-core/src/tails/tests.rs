@@ -169,13 +169,110 @@ fn the_router_sends_prompts_to_idle_prefill_even_when_they_are_poisson() {
     let pooled = four
         .prefill_wait(lambda, &four.occupancy(lambda).load)
         .unwrap();
-    // One replica waits with probability ρ; behind the router, a prompt
-    // waits only if the √4 = 2 replicas it effectively chooses among are
+    // One replica queues with probability ρ; behind the router, a prompt
+    // queues only if the √4 = 2 replicas it effectively chooses among are
     // busy: ρ², the conditional wait unchanged (Poisson stays Poisson).
     assert!(rho > 0.05 && rho < 0.95, "{rho}");
-    let conditional = one.mean_s / rho;
-    assert!((pooled.mean_s - rho * rho * conditional).abs() < 1e-9 * conditional);
+    assert!((one.queue_probability - rho).abs() < 1e-12);
+    assert_eq!(one.in_chunk_probability, 0.0);
+    let conditional = one.queue_conditional_mean_s;
+    assert!((one.mean_s - rho * conditional).abs() < 1e-9 * conditional);
+    assert!((pooled.queue_probability - rho * rho).abs() < 1e-12);
+    assert!((pooled.queue_conditional_mean_s - conditional).abs() < 1e-9 * conditional);
+    // The ρ − ρ² the router spares the queue still wait out the rest of the
+    // prompt-carrying iteration in progress: uniform, mean half of it.
+    assert!((pooled.in_chunk_probability - (rho - rho * rho)).abs() < 1e-12);
+    let expected = rho * rho * conditional + (rho - rho * rho) * pooled.chunk_iteration_s / 2.0;
+    assert!((pooled.mean_s - expected).abs() < 1e-9 * expected);
+    assert!(pooled.chunk_iteration_s > load.t0);
+    // Its p99 is where the mixture's tail crosses 1 %.
+    assert!((pooled.exceeds(pooled.p99_s) - 0.01).abs() < 1e-6);
     assert!(pooled.p99_s < one.p99_s);
+}
+
+#[test]
+fn the_p99_of_a_mixture_of_waits_shares_the_one_percent() {
+    // P(W > t) = 0.02·e^(−t) has its p99 at ln 2.
+    let t = wait_quantile(|t| 0.02 * (-t).exp(), 0.99, 1.0);
+    assert!((t - 2f64.ln()).abs() < 1e-9, "{t}");
+    // Two waits each too rare for a p99 of their own (0.6 % each) have one
+    // together: 0.012·e^(−t) = 0.01 at t = ln 1.2.
+    let both = wait_quantile(|t| 0.006 * (-t).exp() + 0.006 * (-t).exp(), 0.99, 1.0);
+    assert!((both - 1.2f64.ln()).abs() < 1e-9, "{both}");
+    assert_eq!(wait_quantile(|t| 0.006 * (-t).exp(), 0.99, 1.0), 0.0);
+    // The bracket grows until it holds the answer.
+    let far = wait_quantile(|t| (-t / 1000.0).exp(), 0.99, 1.0);
+    assert!((far - 1000.0 * 100f64.ln()).abs() < 1e-6 * far, "{far}");
+}
+
+#[test]
+fn the_prompts_batched_with_a_prompt_have_the_renewal_counts_tail() {
+    let dep = h100_8b();
+    let model = |ca2: f64| {
+        TailModel::new(
+            &dep,
+            TailInputs {
+                input_mean: 100.0,
+                input_p99: 300.0,
+                ..inputs(ca2)
+            },
+        )
+    };
+    let poisson = model(1.0);
+    let lambda = 40.0;
+    let load = poisson.occupancy(lambda).load;
+    // Poisson: P(N ≥ j) is the Poisson tail of λ·w, w uniform on (0, t̄);
+    // the p99 is the smallest j with that tail ≤ 1 %.
+    let poisson_at_least = |j: u32| {
+        (0..2000)
+            .map(|m| {
+                let mean = lambda * load.tpot_mean_s * (f64::from(m) + 0.5) / 2000.0;
+                let below: f64 = (0..j)
+                    .map(|k| {
+                        (-mean).exp() * mean.powi(k as i32)
+                            / (1..=k).map(f64::from).product::<f64>()
+                    })
+                    .sum();
+                1.0 - below
+            })
+            .sum::<f64>()
+            / 2000.0
+    };
+    let p99 = poisson.co_batched_prompts_p99(lambda, &load);
+    assert!(p99 >= 1.0, "{p99}");
+    assert!(poisson_at_least(p99 as u32) > 0.01 * 0.98);
+    assert!(poisson_at_least(p99 as u32 + 1) <= 0.01 * 1.02);
+    // Bursts (c_a² = 9) bring a clump: a far longer tail at the same rate.
+    let bursty = model(9.0);
+    let bursty_load = bursty.occupancy(lambda).load;
+    assert!(bursty.co_batched_prompts_p99(lambda, &bursty_load) >= p99 + 3.0);
+    // Never more prompts than fill the budget beside the prompt.
+    let flood = model(1e4);
+    let flood_load = flood.occupancy(lambda).load;
+    let fill = ((flood_load.budget - 100.0) / 100.0).ceil();
+    assert!(flood.co_batched_prompts_p99(lambda, &flood_load) <= fill);
+}
+
+#[test]
+fn a_full_batch_frees_slots_at_its_own_pace() {
+    // Once every slot is busy, slots free up at c / S(c), the slot time of
+    // a full batch (longer iterations than at the mean occupancy): the
+    // conditional wait is the Allen–Cunneen scale over c / S(c) − λ.
+    let dep = h100_8b();
+    let model = TailModel::new(&dep, inputs(4.0));
+    let lambda = rate_with_slot_wait(&model, 0.05);
+    let occupancy = model.occupancy(lambda);
+    let wait = model.slot_wait(lambda, &occupancy);
+    let conditional = wait.mean_s / wait.probability;
+    let full = model.load(lambda, 64.0);
+    let slot_full_s = model.prefill_beside_decodes_s(1500.0, 64.0) + 59.0 * full.tpot_mean_s;
+    assert!(slot_full_s > occupancy.slot_s);
+    let drain_at_mean = 64.0 / occupancy.slot_s - lambda;
+    let drain_full = 64.0 / slot_full_s - lambda;
+    assert!(drain_full > 0.0 && drain_full < drain_at_mean);
+    let scale = conditional * drain_full;
+    // The scale is (c_a² + c_s²)/2 over 1 − e, e ∈ [0, 0.9].
+    assert!((2.5 - 1e-9..=25.0).contains(&scale), "{scale}");
 }
 
 #[test]
@@ -375,4 +472,42 @@ fn saturated_prefill_is_infinite_not_negative() {
     let t = TailModel::new(&dep, inputs(1.0)).at(1e4);
     assert!(t.prefill_utilization >= 1.0);
     assert!(t.ttft_p99_s.is_infinite());
+}
+
+#[test]
+fn a_requests_life_is_a_delay_cycle_so_prompt_work_stretches_its_spread() {
+    // The prompts arriving while a request decodes lengthen its life, and
+    // the ones arriving in that extra time lengthen it again (Takács's busy
+    // period): the TPOT spread of a fixed life, grown by t̄/t0.
+    let dep = h100_8b();
+    let model = TailModel::new(&dep, inputs(1.0));
+    let lambda = 20.0;
+    let pace = model.at_without_tpot_tail(lambda).1.unwrap();
+    let tail = model.tpot_tail(lambda, pace);
+    let t0 = model.iteration_s(pace.in_flight, 0.0);
+    let dilation = pace.tpot_mean_s / t0;
+    assert!(dilation > 1.2, "{dilation}");
+    let life = model.output_lives[0];
+    let prompts = lambda * pace.tpot_mean_s * life;
+    let dispersion = pace.admitted_ca2 + model.input_cv2;
+    let arrivals = pace.per_token_s * 1500.0 * (prompts * dispersion).sqrt() / life;
+    let drift =
+        (model.iteration_s(pace.in_flight + 1.0, 0.0) - t0).max(0.0) * pace.in_flight.sqrt();
+    let sd = 1.0 / tail.points[0].0;
+    assert!((sd / arrivals.hypot(drift) - dilation).abs() < 1e-9, "{sd}");
+}
+
+#[test]
+fn one_burst_raises_the_waits_and_the_batched_prompts_together() {
+    // Poisson (and smoother): independent, in quadrature, the waits as
+    // their mixture's excess.
+    assert!((burst_spread(1.0, 3.0, [2.0, 2.0], 4.0) - 5.0).abs() < 1e-12);
+    assert!((burst_spread(0.25, 3.0, [2.0, 2.0], 4.0) - 5.0).abs() < 1e-12);
+    // c_a² = 4: r = 3/4 — waits 0.25·3 + 0.75·4 = 3.75, then
+    // √(3.75² + 4² + 2·0.75·3.75·4).
+    let expected = (3.75f64.powi(2) + 16.0 + 1.5 * 3.75 * 4.0).sqrt();
+    assert!((burst_spread(4.0, 3.0, [2.0, 2.0], 4.0) - expected).abs() < 1e-12);
+    // Burstier: closer to adding up (4 + 4 = 8), never beyond it.
+    let bursty = burst_spread(1e6, 3.0, [2.0, 2.0], 4.0);
+    assert!(bursty > burst_spread(4.0, 3.0, [2.0, 2.0], 4.0) && bursty <= 8.0 + 1e-9);
 }

@@ -19,7 +19,7 @@ pub(super) struct DecodePace {
 /// and per output length 1/σ and the Cornish–Fisher terms.
 pub(super) struct TpotTail {
     tpot_mean_s: f64,
-    points: [(f64, f64, f64); OUTPUT_POINTS],
+    pub(super) points: [(f64, f64, f64); OUTPUT_POINTS],
     /// Width above the mean that surely holds the p99, s.
     bracket_s: f64,
 }
@@ -100,10 +100,20 @@ impl TailModel<'_> {
         // [`compound_skew_at_one`]), and the drift, independent and Gaussian.
         let v = self.input_cv2;
         let arrivals_skew_at_one = compound_skew_at_one(ca2, v);
+        // A request's life is a delay cycle: the prompts that arrive while it
+        // decodes lengthen it, and the ones arriving in that extra time
+        // lengthen it again. Its length is the first passage of L·t0 plus
+        // the arriving prompt work down to zero at net drain 1 − ρ = t0/t̄:
+        // mean L·t0/(1 − ρ) and variance L·t0·σ²/(1 − ρ)³ (the busy period
+        // of Takács; the inverse-Gaussian first passage of a Brownian work
+        // input), i.e. the count over a fixed life L·t̄, σ²·L·t̄, grown by
+        // (t̄/t0)². Any swing of the decode pace is stretched alike.
+        let t0 = self.iteration_s(in_flight, 0.0);
+        let dilation = (tpot_mean_s / t0.max(1e-12)).max(1.0);
         let spread = |life: f64| -> (f64, f64) {
             let prompts = lambda * tpot_mean_s * life;
             let arrivals = per_token_s * i.input_mean * (prompts * dispersion).sqrt() / life;
-            let sd = arrivals.hypot(drift_sd).max(1e-12);
+            let sd = (arrivals.hypot(drift_sd) * dilation).max(1e-12);
             let skew = arrivals_skew_at_one / prompts.max(1e-9).sqrt() * (arrivals / sd).powi(3);
             (sd, skew.min(2.0))
         };
