@@ -350,25 +350,39 @@ pub struct BurstResult {
     pub bound: Bound,
 }
 
-/// Iteration-level simulation of `requests` identical requests queued at
-/// t = 0 on an engine without chunked prefill (TensorRT-LLM v0.14 with the
-/// Triton backend: max batch 2048, max 8192 tokens per iteration, KV cache
-/// at 90% of free memory). Requests admitted together form a cohort.
+/// Iteration-level simulation of `requests` requests queued at t = 0 on an
+/// engine without chunked prefill (TensorRT-LLM v0.14 with the Triton
+/// backend: max batch 2048, max 8192 tokens per iteration, KV cache at 90%
+/// of free memory). `output_lens` are equally likely output lengths (one
+/// for identical requests, the quantile points of a data set's
+/// distribution otherwise): every admission takes them in equal shares, so
+/// the long answers keep decoding, in a shrinking batch, after the short
+/// ones are done. Requests admitted together with one length form a cohort.
 pub fn burst(
     model: &ModelArch,
     gpu: &GpuSpec,
     dep: &Deployment,
     cal: &Calibration,
     input_len: u64,
-    output_len: u64,
+    output_lens: &[f64],
     requests: u64,
 ) -> Result<BurstResult> {
+    if output_lens.is_empty() || output_lens.iter().any(|l| !(l.is_finite() && *l >= 1.0)) {
+        return Err(CoreError::invalid(
+            "output_lens",
+            format!("{output_lens:?}"),
+            "one or more output lengths of at least 1 token",
+        ));
+    }
+    let shares = output_lens.len() as f64;
+    let output_mean = output_lens.iter().sum::<f64>() / shares;
     const MAX_BATCH: u64 = 2048;
     const MAX_TOKENS: u64 = 8192;
     let pp = f64::from(dep.layout.pp);
     let kv = trtllm_kv_tokens(dep, model, gpu, cal, 0.90, MAX_TOKENS, MAX_BATCH);
+    // Each request reserves KV for its own prompt and answer: the mean one.
     let slots = ((MAX_BATCH as f64) * pp)
-        .min((kv / request_kv_block_tokens(dep, input_len, output_len)).floor());
+        .min((kv / request_kv_block_tokens(dep, input_len, output_mean.round() as u64)).floor());
     if slots < 1.0 || input_len > MAX_TOKENS {
         return Err(CoreError::invalid(
             "deployment",
@@ -377,12 +391,12 @@ pub fn burst(
         ));
     }
     let isl = input_len as f64;
-    let osl = output_len.max(1) as f64;
     struct Cohort {
         count: f64,
         remaining: f64,
         context: f64,
         first_token_s: f64,
+        output: f64,
     }
     let mut cohorts: Vec<Cohort> = Vec::new();
     let mut waiting = requests as f64;
@@ -421,19 +435,22 @@ pub fn burst(
             c.remaining -= 1.0;
             c.context += 1.0;
             if c.remaining <= 0.0 {
-                tpot_sum += c.count * (t - c.first_token_s) / (osl - 1.0);
+                tpot_sum += c.count * (t - c.first_token_s) / (c.output - 1.0);
                 finished += c.count;
             } else {
                 next.push(c);
             }
         }
-        if admitted > 0.0 && osl > 1.0 {
-            next.push(Cohort {
-                count: admitted,
-                remaining: osl - 1.0,
-                context: isl + 1.0,
-                first_token_s: t,
-            });
+        if admitted > 0.0 {
+            for &output in output_lens.iter().filter(|&&l| l > 1.0) {
+                next.push(Cohort {
+                    count: admitted / shares,
+                    remaining: output - 1.0,
+                    context: isl + 1.0,
+                    first_token_s: t,
+                    output,
+                });
+            }
         }
         cohorts = next;
         peak = peak.max(cohorts.iter().map(|c| c.count).sum());
@@ -461,7 +478,7 @@ pub fn burst(
             f64::NAN
         },
         requests_per_s: requests as f64 / t,
-        output_tokens_per_s: requests as f64 * osl / t,
+        output_tokens_per_s: requests as f64 * output_mean / t,
         peak_concurrency: peak,
         bound,
     })
@@ -598,4 +615,60 @@ pub fn prefill_under_load_s(
         logit_tokens: decode + 1.0,
     });
     chunks * pp * stage.total_s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::layout::Layout;
+    use crate::test_support::{gpu, model};
+    use gpuplan_catalog::Precision;
+
+    fn h100_8b() -> (ModelArch, Deployment) {
+        let m = model("llama-3.1-8b");
+        let dep = Deployment::new(
+            &m,
+            gpu("H100"),
+            Layout::SINGLE,
+            Precision::Bf16,
+            Precision::Bf16,
+            &Calibration::bundled(),
+        )
+        .unwrap();
+        (m, dep)
+    }
+
+    #[test]
+    fn a_burst_of_varied_answers_drains_in_a_shrinking_batch() {
+        let (m, dep) = h100_8b();
+        let cal = Calibration::bundled();
+        let run = |outputs: &[f64]| burst(&m, gpu("H100"), &dep, &cal, 200, outputs, 500).unwrap();
+        let fixed = run(&[214.0]);
+        // Lengths that average 214: the same tokens, but the long answers
+        // decode on after the short ones leave, in a small batch.
+        let varied = run(&[50.0, 100.0, 200.0, 506.0]);
+        assert!((fixed.output_tokens_per_s * fixed.makespan_s / 500.0 - 214.0).abs() < 1e-9);
+        assert!((varied.output_tokens_per_s * varied.makespan_s / 500.0 - 214.0).abs() < 1e-9);
+        assert!(
+            varied.makespan_s > fixed.makespan_s * 1.3,
+            "{varied:?} vs {fixed:?}"
+        );
+        assert!(varied.output_tokens_per_s < fixed.output_tokens_per_s);
+        // The makespan is at least the longest answer's own decode.
+        let one_step = dep
+            .iteration(&IterationWork {
+                decode_seqs: 1.0,
+                decode_context_sum: 400.0,
+                prefill_tokens: 0.0,
+                prefill_attention_pairs: 0.0,
+                logit_tokens: 1.0,
+            })
+            .total_s;
+        assert!(varied.makespan_s > 505.0 * one_step);
+        // Equal lengths given twice are the fixed burst.
+        let twice = run(&[214.0, 214.0]);
+        assert!((twice.makespan_s / fixed.makespan_s - 1.0).abs() < 1e-9);
+        assert!(burst(&m, gpu("H100"), &dep, &cal, 200, &[], 500).is_err());
+        assert!(burst(&m, gpu("H100"), &dep, &cal, 200, &[f64::NAN], 500).is_err());
+    }
 }

@@ -119,8 +119,9 @@ fn predict_burst(
     let requests = row
         .requests
         .ok_or("burst row states no request count (requests)")?;
+    let outputs = burst_output_lengths(row, output_len)?;
     let b =
-        burst(model, gpu, dep, cal, input_len, output_len, requests).map_err(|e| e.to_string())?;
+        burst(model, gpu, dep, cal, input_len, &outputs, requests).map_err(|e| e.to_string())?;
     let value = match row.metric.as_str() {
         "tpot_ms" => b.tpot_ms,
         "requests_per_s" => b.requests_per_s,
@@ -135,6 +136,39 @@ fn predict_burst(
             b.peak_concurrency as u64
         )),
     ))
+}
+
+/// Equally likely output lengths of a burst's requests: the row's own when
+/// every request has it (`lengths` = fixed or unstated), else the quantile
+/// points of its data set's output distribution (`lengths` = dataset: a
+/// lognormal fitted to the data set's mean and p99 in
+/// `benchmark_datasets.csv`, rescaled to the exact mean).
+fn burst_output_lengths(row: &BenchmarkRow, output_len: u64) -> Result<Vec<f64>, String> {
+    const POINTS: usize = 32;
+    if row.lengths != "dataset" {
+        return Ok(vec![output_len as f64]);
+    }
+    let d = crate::mlperf_inference::dataset(&row.dataset).ok_or_else(|| {
+        format!(
+            "lengths = dataset but data set `{}` is not in benchmark_datasets.csv",
+            row.dataset
+        )
+    })?;
+    let (Some(mean), Some(p99)) = (d.output_mean, d.output_p99) else {
+        return Err(format!(
+            "data set `{}` publishes no output mean and p99",
+            row.dataset
+        ));
+    };
+    let cv2 = crate::tails::lognormal_cv2(mean, p99);
+    let points: Vec<f64> = (0..POINTS)
+        .map(|k| crate::tails::lognormal_quantile(mean, cv2, (k as f64 + 0.5) / POINTS as f64))
+        .collect();
+    let scale = mean / (points.iter().sum::<f64>() / POINTS as f64);
+    Ok(points
+        .iter()
+        .map(|l| (l * scale).round().max(1.0))
+        .collect())
 }
 
 /// A trtllm-bench max-throughput run.
