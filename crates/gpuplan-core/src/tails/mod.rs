@@ -320,42 +320,9 @@ impl<'a> TailModel<'a> {
             };
             return (unstable, None);
         };
-        // An arrival first waits for the iteration in progress to end (the
-        // engine schedules at iteration boundaries): uniform over one
-        // iteration, mean t/2, p99 ≈ t.
-        let boundary_mean_s = 0.5 * load.tpot_mean_s;
-        // TTFT = boundary + slot wait + prefill wait + own prefill + the
-        // prompts batched with it: means add, and the spreads above the means
-        // combine as independent (in quadrature).
-        let co_batched_s = self.co_batched_prefill_s(lambda, &load);
-        let co_batched_p99_s =
-            self.co_batched_time_s(self.co_batched_prompts_p99(lambda, &load), &load);
-        // The waits share the 1 %: a slot wait too rare to set a p99 of its
-        // own (P < 1 %) still moves the p99 of slot and prefill waits
-        // together, P(W > t) = P_slot·e^(−t/m_slot) + P(prefill wait > t).
-        let slot_conditional_s = slot_wait.mean_s / slot_wait.probability.max(1e-12);
-        let wait_exceeds = |t: f64| {
-            slot_wait.probability * (-t / slot_conditional_s.max(1e-12)).exp()
-                + prefill_wait.exceeds(t)
-        };
-        let wait_mean_s = slot_wait.mean_s + prefill_wait.mean_s;
-        let wait_p99_s = wait_quantile(wait_exceeds, 0.99, slot_conditional_s + prefill_wait.p99_s);
-        // One burst fills the slots, queues the prompts and crowds their
-        // iteration at once: the waits and the prompts batched along rise
-        // together ([`burst_spread`]).
-        let burst_s = burst_spread(
-            self.prefill_ca2(),
-            (wait_p99_s - wait_mean_s).max(0.0),
-            [
-                (slot_wait.quantile_s - slot_wait.mean_s).max(0.0),
-                (prefill_wait.p99_s - prefill_wait.mean_s).max(0.0),
-            ],
-            (co_batched_p99_s - co_batched_s).max(0.0),
-        );
-        let spread =
-            (burst_s.powi(2) + (prefill_p99_s - prefill_mean_s).powi(2) + boundary_mean_s.powi(2))
-                .sqrt();
-        let ttft_p99_s = boundary_mean_s + wait_mean_s + prefill_mean_s + co_batched_s + spread;
+        let prefill = (prefill_mean_s, prefill_p99_s);
+        let (ttft_p99_s, co_batched_s) =
+            self.ttft_p99_s(lambda, &load, &slot_wait, &prefill_wait, prefill);
         let tails = Tails {
             slot_wait_probability: slot_wait.probability,
             slot_wait_p99_s: slot_wait.quantile_s,
@@ -382,6 +349,58 @@ impl<'a> TailModel<'a> {
             admitted_ca2: 1.0 + (i.ca2 - 1.0) * (1.0 - slot_wait.probability),
         };
         (tails, Some(pace))
+    }
+
+    /// TTFT p99 and the mean time the prompts batched with a prompt add,
+    /// s: the boundary, the waits, the prompt's own prefill (`prefill`: mean
+    /// and p99) and the prompts batched with it.
+    fn ttft_p99_s(
+        &self,
+        lambda: f64,
+        load: &Load,
+        slot_wait: &WaitSummary,
+        prefill_wait: &PrefillWait,
+        (prefill_mean_s, prefill_p99_s): (f64, f64),
+    ) -> (f64, f64) {
+        // An arrival first waits for the iteration in progress to end (the
+        // engine schedules at iteration boundaries): uniform over one
+        // iteration, mean t/2, p99 ≈ t.
+        let boundary_mean_s = 0.5 * load.tpot_mean_s;
+        // TTFT = boundary + slot wait + prefill wait + own prefill + the
+        // prompts batched with it: means add, and the spreads above the means
+        // combine as independent (in quadrature).
+        let co_batched_s = self.co_batched_prefill_s(lambda, load);
+        let co_batched_p99_s =
+            self.co_batched_time_s(self.co_batched_prompts_p99(lambda, load), load);
+        // The waits share the 1 %: a slot wait too rare to set a p99 of its
+        // own (P < 1 %) still moves the p99 of slot and prefill waits
+        // together, P(W > t) = P_slot·e^(−t/m_slot) + P(prefill wait > t).
+        let slot_conditional_s = slot_wait.mean_s / slot_wait.probability.max(1e-12);
+        let wait_exceeds = |t: f64| {
+            slot_wait.probability * (-t / slot_conditional_s.max(1e-12)).exp()
+                + prefill_wait.exceeds(t)
+        };
+        let wait_mean_s = slot_wait.mean_s + prefill_wait.mean_s;
+        let wait_p99_s = wait_quantile(wait_exceeds, 0.99, slot_conditional_s + prefill_wait.p99_s);
+        // One burst fills the slots, queues the prompts and crowds their
+        // iteration at once: the waits and the prompts batched along rise
+        // together ([`burst_spread`]).
+        let burst_s = burst_spread(
+            self.prefill_ca2(),
+            (wait_p99_s - wait_mean_s).max(0.0),
+            [
+                (slot_wait.quantile_s - slot_wait.mean_s).max(0.0),
+                (prefill_wait.p99_s - prefill_wait.mean_s).max(0.0),
+            ],
+            (co_batched_p99_s - co_batched_s).max(0.0),
+        );
+        let spread =
+            (burst_s.powi(2) + (prefill_p99_s - prefill_mean_s).powi(2) + boundary_mean_s.powi(2))
+                .sqrt();
+        (
+            boundary_mean_s + wait_mean_s + prefill_mean_s + co_batched_s + spread,
+            co_batched_s,
+        )
     }
 
     /// Prefill of a `prompt`-token prompt beside `in_flight` decodes, s.
