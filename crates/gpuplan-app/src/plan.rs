@@ -219,7 +219,7 @@ pub fn explain_text(w: &InferenceWorkload, p: &Plan) -> String {
         p.replicas
     );
     line!(out,
-        "  batch slots: G/G/c with c = {} × {}, c_s² = {:.2}: P(wait) = {:.3} (Erlang C; Hayward's c/z servers for burstiness), p99 wait {:.0} ms",
+        "  batch slots: G/G/c with c = {} × {}, output c_v² = {:.2}: P(wait) = {:.3} (Erlang C; Hayward's c/z servers for burstiness), p99 wait {:.0} ms (drained at a full batch's pace)",
         p.replicas, p.max_num_seqs, d.cs2, d.p_wait_at_peak, d.queue_wait_ms_p99
     );
     line!(out,

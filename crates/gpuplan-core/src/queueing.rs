@@ -103,7 +103,7 @@ pub fn wait_summary_peaked(
 }
 
 /// What [`wait_summary`] returns.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct WaitSummary {
     /// Probability that an arrival waits.
     pub probability: f64,

@@ -163,10 +163,12 @@ pub fn replica_capacity(
     })
 }
 
+/// Squared coefficient of variation of a request's output length: of the
+/// lognormal fitted to its mean and p99, the distribution the tail model
+/// and the simulator draw lengths from. A slot's service time varies with
+/// it over its decode share ([`crate::tails`]).
 pub(crate) fn service_cv2(w: &InferenceWorkload) -> f64 {
-    ((w.output_tokens.p99 - w.output_tokens.mean) / (2.326 * w.output_tokens.mean))
-        .powi(2)
-        .clamp(0.0, 4.0)
+    crate::tails::lognormal_cv2(w.output_tokens.mean, w.output_tokens.p99)
 }
 
 /// Evaluates every distinct (GPU, precision, layout) once, in parallel. Each

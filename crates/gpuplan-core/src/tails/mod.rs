@@ -42,7 +42,7 @@ pub use distributions::{lognormal_cv2, lognormal_quantile};
 use tpot::DecodePace;
 
 use crate::perf::{Deployment, IterationWork};
-use crate::queueing::{wait_summary_peaked, WaitSummary};
+use crate::queueing::{wait_probability_peaked, WaitSummary};
 use crate::serving::prefill_under_load_s;
 
 /// The request mix and engine limits a replica serves.
@@ -67,7 +67,8 @@ pub struct TailInputs {
     /// Replicas whose batch slots form one pool behind the router (1: the
     /// replica alone). A request waits for a slot only when all are full.
     pub slot_pool_replicas: f64,
-    /// Squared coefficient of variation of slot service times.
+    /// Squared coefficient of variation of output lengths: a slot's
+    /// service time varies as much over its decode share.
     pub cs2: f64,
 }
 
@@ -341,12 +342,20 @@ impl<'a> TailModel<'a> {
         };
         let pace = DecodePace {
             tpot_mean_s: load.tpot_mean_s,
-            per_token_s: load.per_token_s,
+            // The prompt work beyond the mean comes in bursts and is
+            // prefilled in budget-full iterations, where each token costs
+            // its full compute (not the margin a thin chunk adds to a
+            // memory-bound decode step).
+            per_token_s: load.backlog_per_token_s,
             in_flight: occupancy.in_flight,
-            // Prompts enter the batch as slots free up: while they queue for
-            // a slot (probability P(wait)) they are admitted at the pace of
+            // The prompts this replica gets from the router (which spreads
+            // bursts over the replicas, [`Self::prefill_ca2`]) enter the
+            // batch as slots free up: while they queue for a slot
+            // (probability P(wait)) they are admitted at the pace of
             // departures, not in the arrivals' bursts.
-            admitted_ca2: 1.0 + (i.ca2 - 1.0) * (1.0 - slot_wait.probability),
+            admitted_ca2: 1.0 + (self.prefill_ca2() - 1.0) * (1.0 - slot_wait.probability),
+            occupancy_peakedness: self.occupancy_swing(&occupancy),
+            batch: i.batch,
         };
         (tails, Some(pace))
     }
@@ -382,16 +391,12 @@ impl<'a> TailModel<'a> {
         };
         let wait_mean_s = slot_wait.mean_s + prefill_wait.mean_s;
         let wait_p99_s = wait_quantile(wait_exceeds, 0.99, slot_conditional_s + prefill_wait.p99_s);
-        // One burst fills the slots, queues the prompts and crowds their
-        // iteration at once: the waits and the prompts batched along rise
-        // together ([`burst_spread`]).
+        // One burst queues the prompts and crowds their iteration at once:
+        // the waits and the prompts batched along rise together
+        // ([`burst_spread`]).
         let burst_s = burst_spread(
             self.prefill_ca2(),
             (wait_p99_s - wait_mean_s).max(0.0),
-            [
-                (slot_wait.quantile_s - slot_wait.mean_s).max(0.0),
-                (prefill_wait.p99_s - prefill_wait.mean_s).max(0.0),
-            ],
             (co_batched_p99_s - co_batched_s).max(0.0),
         );
         let spread =
@@ -491,77 +496,158 @@ impl<'a> TailModel<'a> {
         }
     }
 
+    /// Peakedness of the batch slots' occupancy before the prompts'
+    /// dilation: its variance over its mean, were the slots unlimited.
+    /// Whether an arrival finds every slot busy, and how far every
+    /// iteration's decode cost drifts over a request's life, depend on it.
+    /// For renewal arrivals it is Whitt's 1 + (c_a² − 1)·ψ, with
+    /// ψ = E[min(S₁, S₂)] / E[S] of the slot time (1/2 exponential, 1
+    /// fixed; "Heavy-traffic approximations for service systems with
+    /// blocking", 1984), 1 for Poisson whatever the service (M/G/∞
+    /// insensitivity). Slot service is state dependent: every sequence in
+    /// flight slows each iteration (its KV reads), so a swing up in
+    /// occupancy lengthens every request's stay and feeds itself; with
+    /// elasticity e = d ln t / d ln n of the iteration time, the variance
+    /// grows by 1/(1 − e).
+    fn occupancy_swing(&self, occupancy: &Occupancy) -> f64 {
+        let Occupancy {
+            in_flight,
+            slot_prefill_s,
+            load,
+            ..
+        } = *occupancy;
+        let per_sequence_s = (self.iteration_s(in_flight + 1.0, 0.0) - load.t0).max(0.0);
+        let elasticity = (per_sequence_s * in_flight / load.t0.max(1e-12)).clamp(0.0, 0.9);
+        let psi = (slot_prefill_s + load.tpot_mean_s * self.output_lives_min_pair_mean)
+            / (slot_prefill_s + load.tpot_mean_s * self.output_lives_mean).max(1e-12);
+        occupancy_peakedness(self.inputs.ca2, psi, elasticity)
+    }
+
     /// The wait for a batch slot: G/G/c over the slots of every replica in
     /// the router's pool, at the occupancy's peakedness.
     fn slot_wait(&self, lambda: f64, occupancy: &Occupancy) -> WaitSummary {
         let i = &self.inputs;
-        let Occupancy {
-            in_flight,
-            slot_s,
-            slot_prefill_s,
-            load,
-        } = *occupancy;
-        // Slot service is state dependent: every sequence in flight slows
-        // each iteration (its KV reads), so a swing up in occupancy
-        // lengthens every request's stay and feeds itself. With elasticity
-        // e = d ln t / d ln n of the iteration time, the occupancy's
-        // variance grows by 1/(1 − e) over the M/G/∞ count: the service
-        // variability the slot queue sees is inflated to match.
-        let per_sequence_s = (self.iteration_s(in_flight + 1.0, 0.0) - load.t0).max(0.0);
-        let elasticity = (per_sequence_s * in_flight / load.t0.max(1e-12)).clamp(0.0, 0.9);
-        // Whether an arrival finds every slot busy depends on how far the
-        // occupancy swings: the count of busy slots, were there enough of
-        // them, has variance z × mean, with peakedness z = 1 + (c_a² − 1)·ψ
-        // for renewal arrivals and ψ = E[min(S₁, S₂)] / E[S] of the slot time
-        // (1/2 exponential, 1 fixed; Whitt, "Heavy-traffic approximations for
-        // service systems with blocking", 1984), 1 for Poisson whatever the
-        // service (M/G/∞ insensitivity), grown by the elasticity feedback
-        // and by the prompts' dilation of every iteration.
-        let psi = (slot_prefill_s + load.tpot_mean_s * self.output_lives_min_pair_mean)
-            / (slot_prefill_s + load.tpot_mean_s * self.output_lives_mean).max(1e-12);
+        let slot_s = occupancy.slot_s;
+        let load = occupancy.load;
+        // The prompts' dilation of every iteration grows the swing too: an
+        // iteration that carries a prompt chunk is longer, so a swing up in
+        // arrivals, which brings its prompts along, stretches the stays of
+        // the sequences it adds.
         let dilation = (load.tpot_mean_s / load.t0.max(1e-12)).max(1.0);
-        let peakedness = occupancy_peakedness(i.ca2, psi, elasticity, dilation);
-        // The conditional wait: Allen–Cunneen's (c_a² + c_s²)/2, with c_s²
-        // grown by the same feedback.
-        let wait_scale = (i.ca2 + i.cs2) / 2.0 / (1.0 - elasticity);
+        let peakedness = self.occupancy_swing(occupancy) * dilation.powi(2);
         let pool = i.slot_pool_replicas.max(1.0);
-        let summary = wait_summary_peaked(
-            lambda * pool,
-            slot_s,
-            i.batch * pool,
-            peakedness,
-            wait_scale,
-            0.99,
-        );
-        if summary.probability <= 0.0 || !summary.mean_s.is_finite() {
-            return summary;
+        let unstable = |probability: f64| WaitSummary {
+            probability,
+            mean_s: f64::INFINITY,
+            quantile_s: f64::INFINITY,
+        };
+        let slots = i.batch * pool;
+        let offered = lambda * pool * slot_s;
+        let probability = wait_probability_peaked(slots.floor().max(1.0), offered, peakedness);
+        if offered >= slots {
+            return unstable(probability);
         }
-        // A queue forms only when every slot is busy, and then the slots
-        // free up at the pace of a full batch: departures at c / S(c), with
-        // the slot time S(c) of a full batch (longer iterations), not of
-        // the mean occupancy.
-        let full = i.batch;
-        let full_load = self.load(lambda, full);
-        let slot_full_s = self.prefill_beside_decodes_s(i.input_mean, full)
-            + (i.output_mean - 1.0).max(0.0) * full_load.tpot_mean_s;
-        let drain = full * pool / slot_full_s.max(slot_s) - lambda * pool;
-        if drain <= 0.0 {
+        if probability < 1e-6 {
+            // Far below the 1 % a p99 is made of: no wait worth its cost.
             return WaitSummary {
-                probability: summary.probability,
-                mean_s: f64::INFINITY,
-                quantile_s: f64::INFINITY,
+                probability,
+                ..WaitSummary::default()
             };
         }
+        // A queue forms only when every slot is busy, and then the slots
+        // free up at the pace of a full batch ([`Self::full_batch_departures`]).
+        let Some(full) = self.full_batch_departures(lambda) else {
+            return unstable(probability);
+        };
+        let drain = (full.rate - lambda) * pool;
+        // Heavy traffic (Köllerström's GI/G/c limit): the wait beyond the
+        // knee is exponential with mean (c_a² + c_d²)/2 / (μ − λ), where
+        // departures from c busy slots vary as one slot's service, c_d² =
+        // c_s² (a superposition of c renewal streams). The slot's service
+        // varies with its output length (c_s² of the output) over its
+        // decode share; the prompt and its prefill are the same for all.
+        let departures_cv2 = i.cs2 * full.decode_share.powi(2);
+        let wait_scale = (i.ca2 + departures_cv2) / 2.0;
         let conditional_mean_s = wait_scale / drain;
         WaitSummary {
-            probability: summary.probability,
-            mean_s: summary.probability * conditional_mean_s,
-            quantile_s: if summary.probability <= 0.01 {
+            probability,
+            mean_s: probability * conditional_mean_s,
+            quantile_s: if probability <= 0.01 {
                 0.0
             } else {
-                (summary.probability / 0.01).ln() * conditional_mean_s
+                (probability / 0.01).ln() * conditional_mean_s
             },
         }
+    }
+
+    /// Departures of one replica whose slots are all busy, per s, and the
+    /// decode share of a slot's time then: c/S(c), with S(c) the slot time
+    /// of a full batch (longer iterations than at the mean occupancy), its
+    /// wait for prefill compute included (a request holds its slot from
+    /// admission). While a queue stands prompts enter as slots free up, so
+    /// the prefill work in S(c) comes at the departure rate itself, not the
+    /// arrival rate: μ solves μ·S(c; μ) = c (S grows with μ).
+    /// `None` when even the arrival rate fills the slots for good.
+    fn full_batch_departures(&self, lambda: f64) -> Option<FullBatch> {
+        let i = &self.inputs;
+        let full = i.batch;
+        let prefill_s = self.prefill_beside_decodes_s(i.input_mean, full);
+        let slot_s = |admitted: f64| -> f64 {
+            let load = self.load(admitted, full);
+            match self.prefill_wait_without_p99(admitted, &load) {
+                Some(wait) => {
+                    wait.mean_s + prefill_s + (i.output_mean - 1.0).max(0.0) * load.tpot_mean_s
+                }
+                None => f64::INFINITY,
+            }
+        };
+        let at_arrivals = slot_s(lambda);
+        if lambda * at_arrivals >= full || at_arrivals.is_nan() {
+            return None;
+        }
+        // f(μ) = μ·S(μ) − c changes sign between λ and c/S(λ); the Illinois
+        // variant of regula falsi brackets the root in a few evaluations.
+        let f = |rate: f64| rate * slot_s(rate) - full;
+        let (mut lo, mut hi) = (lambda, full / at_arrivals);
+        let (mut f_lo, mut f_hi) = (lambda * at_arrivals - full, f(hi));
+        let mut side = 0;
+        let mut rate = hi;
+        for _ in 0..40 {
+            if !f_hi.is_finite() {
+                // Beyond the prefill queue's stability: halve towards λ.
+                hi = 0.5 * (lo + hi);
+                f_hi = f(hi);
+                continue;
+            }
+            rate = (lo * f_hi - hi * f_lo) / (f_hi - f_lo);
+            if (hi - lo) <= 1e-4 * hi {
+                break;
+            }
+            let f_rate = f(rate);
+            if !f_rate.is_finite() || f_rate > 0.0 {
+                hi = rate;
+                f_hi = f_rate;
+                if side == 1 {
+                    f_lo /= 2.0;
+                }
+                side = 1;
+            } else {
+                lo = rate;
+                f_lo = f_rate;
+                if side == -1 {
+                    f_hi /= 2.0;
+                }
+                side = -1;
+            }
+            if f_rate.abs() <= 1e-4 * full {
+                break;
+            }
+        }
+        let slot_full_s = slot_s(rate);
+        Some(FullBatch {
+            rate,
+            decode_share: (1.0 - prefill_s / slot_full_s).clamp(0.0, 1.0),
+        })
     }
 
     /// Work one prompt brings to the prefill queue, s: when backlogged, the
@@ -603,7 +689,8 @@ impl<'a> TailModel<'a> {
     /// replicas this is exactly the power-of-d-choices result, Mitzenmacher
     /// 2001; the router sees every replica, but its signal, the count of
     /// requests in flight, mixes prefill backlog with decodes).
-    fn prefill_wait(&self, lambda: f64, load: &Load) -> Option<PrefillWait> {
+    /// `p99_s` is left NaN (the costly part): [`Self::prefill_wait`] fills it.
+    fn prefill_wait_without_p99(&self, lambda: f64, load: &Load) -> Option<PrefillWait> {
         let rho = self.prefill_utilization(lambda, load);
         if rho >= 1.0 {
             return None;
@@ -625,20 +712,25 @@ impl<'a> TailModel<'a> {
         let chunk_iteration_s =
             load.t0 + self.inputs.input_mean.min(load.budget) * load.backlog_per_token_s;
         let in_chunk = (rho - probability).max(0.0);
-        let mut wait = PrefillWait {
+        Some(PrefillWait {
             utilization: rho,
             mean_s: probability * conditional_mean_s + in_chunk * chunk_iteration_s / 2.0,
-            p99_s: 0.0,
+            p99_s: f64::NAN,
             queue_probability: probability,
             queue_conditional_mean_s: conditional_mean_s,
             in_chunk_probability: in_chunk,
             chunk_iteration_s,
-        };
-        // p99: P(W > t) = P·e^(−t/m) + π·(1 − t/t_c)⁺ = 1 %.
+        })
+    }
+
+    /// [`Self::prefill_wait_without_p99`] with its p99:
+    /// P(W > t) = P·e^(−t/m) + π·(1 − t/t_c)⁺ = 1 %.
+    fn prefill_wait(&self, lambda: f64, load: &Load) -> Option<PrefillWait> {
+        let mut wait = self.prefill_wait_without_p99(lambda, load)?;
         wait.p99_s = wait_quantile(
             |t| wait.exceeds(t),
             0.99,
-            chunk_iteration_s + conditional_mean_s,
+            wait.chunk_iteration_s + wait.queue_conditional_mean_s,
         );
         Some(wait)
     }
@@ -661,37 +753,35 @@ impl<'a> TailModel<'a> {
     }
 }
 
-/// Peakedness of the batch slots' occupancy (its variance over its mean,
-/// were the slots unlimited): Whitt's 1 + (c_a² − 1)·ψ for renewal arrivals
-/// (ψ = E[min(S₁, S₂)] / E[S] of the slot time), divided by 1 − e for the
-/// decode feedback (every sequence in flight slows each iteration by an
-/// elasticity e), and multiplied by the square of the prompt dilation t̄/t0:
-/// an iteration that carries a prompt chunk is longer, so a swing up in
-/// arrivals, which brings its prompts along, stretches the stays of the
-/// sequences it adds; to first order the occupancy's excess is the arrivals'
-/// excess × t̄/t0, its variance × (t̄/t0)².
-fn occupancy_peakedness(ca2: f64, psi: f64, elasticity: f64, dilation: f64) -> f64 {
-    (1.0 + (ca2 - 1.0) * psi.clamp(0.0, 1.0)).max(0.05) / (1.0 - elasticity) * dilation.powi(2)
+/// Whitt's peakedness 1 + (c_a² − 1)·ψ of the occupancy of renewal
+/// arrivals, divided by 1 − e for the decode feedback (every sequence in
+/// flight slows each iteration by an elasticity e).
+fn occupancy_peakedness(ca2: f64, psi: f64, elasticity: f64) -> f64 {
+    (1.0 + (ca2 - 1.0) * psi.clamp(0.0, 1.0)).max(0.05) / (1.0 - elasticity)
 }
 
 /// The spread above their means of the waits and of the prompts batched
 /// with a prompt, which one burst raises together: correlated by
 /// r = (c_a² − 1)/c_a² (the share of the arrival count's variance that
 /// clumping adds over Poisson; 0 for Poisson or smoother). The waits count
-/// as their joint mixture's p99 excess (`waits_mixture_s`) when independent
-/// and as the sum of their own excesses (`waits_separate_s`) when they come
-/// together; the co-batched excess `co_batched_s` joins them with
+/// as their joint mixture's p99 excess (`waits_s`) even in a burst: a
+/// request waits for a slot or for prefill, seldom both — the prompts a
+/// burst admits queue for prefill at once, and those left waiting for a
+/// slot are admitted one by one as slots free up, long after that backlog
+/// has cleared. The co-batched excess `co_batched_s` joins the waits with
 /// correlation r.
-fn burst_spread(
-    ca2: f64,
-    waits_mixture_s: f64,
-    waits_separate_s: [f64; 2],
-    co_batched_s: f64,
-) -> f64 {
+fn burst_spread(ca2: f64, waits_s: f64, co_batched_s: f64) -> f64 {
     let r = ((ca2 - 1.0) / ca2).clamp(0.0, 1.0);
-    let separate_s: f64 = waits_separate_s.iter().sum();
-    let waits_s = (1.0 - r) * waits_mixture_s + r * separate_s;
     (waits_s * waits_s + co_batched_s * co_batched_s + 2.0 * r * waits_s * co_batched_s).sqrt()
+}
+
+/// A replica's departures while all its slots are busy.
+#[derive(Debug, Clone, Copy)]
+struct FullBatch {
+    /// Requests completed per s.
+    rate: f64,
+    /// Share of a slot's time spent decoding.
+    decode_share: f64,
 }
 
 /// A replica's steady occupancy at one arrival rate.

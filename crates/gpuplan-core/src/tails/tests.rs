@@ -255,24 +255,50 @@ fn the_prompts_batched_with_a_prompt_have_the_renewal_counts_tail() {
 
 #[test]
 fn a_full_batch_frees_slots_at_its_own_pace() {
-    // Once every slot is busy, slots free up at c / S(c), the slot time of
-    // a full batch (longer iterations than at the mean occupancy): the
-    // conditional wait is the Allen–Cunneen scale over c / S(c) − λ.
+    // Once every slot is busy, slots free up at μ = c / S(c): the slot time
+    // of a full batch, its prefill wait included, with prompts entering at
+    // the departure rate itself (μ·S(c; μ) = c).
     let dep = h100_8b();
     let model = TailModel::new(&dep, inputs(4.0));
     let lambda = rate_with_slot_wait(&model, 0.05);
     let occupancy = model.occupancy(lambda);
+    let full = model.full_batch_departures(lambda).unwrap();
+    let slot_full_s = |admitted: f64| {
+        let load = model.load(admitted, 64.0);
+        model.prefill_wait(admitted, &load).unwrap().mean_s
+            + model.prefill_beside_decodes_s(1500.0, 64.0)
+            + 59.0 * load.tpot_mean_s
+    };
+    assert!((full.rate * slot_full_s(full.rate) / 64.0 - 1.0).abs() < 1e-3);
+    // Above the arrival rate (the queue is stable), below what a full batch
+    // fed at the arrival rate would do, and below the mean occupancy's pace.
+    assert!(full.rate > lambda);
+    assert!(full.rate < 64.0 / slot_full_s(lambda));
+    assert!(full.rate < 64.0 / occupancy.slot_s);
+    assert!(full.decode_share > 0.0 && full.decode_share < 1.0);
+    // The conditional wait is Köllerström's heavy-traffic exponential:
+    // (c_a² + c_s²·share²)/2 over μ − λ.
     let wait = model.slot_wait(lambda, &occupancy);
     let conditional = wait.mean_s / wait.probability;
-    let full = model.load(lambda, 64.0);
-    let slot_full_s = model.prefill_beside_decodes_s(1500.0, 64.0) + 59.0 * full.tpot_mean_s;
-    assert!(slot_full_s > occupancy.slot_s);
-    let drain_at_mean = 64.0 / occupancy.slot_s - lambda;
-    let drain_full = 64.0 / slot_full_s - lambda;
-    assert!(drain_full > 0.0 && drain_full < drain_at_mean);
-    let scale = conditional * drain_full;
-    // The scale is (c_a² + c_s²)/2 over 1 − e, e ∈ [0, 0.9].
-    assert!((2.5 - 1e-9..=25.0).contains(&scale), "{scale}");
+    let expected = (4.0 + 1.0 * full.decode_share.powi(2)) / 2.0 / (full.rate - lambda);
+    assert!(
+        (conditional / expected - 1.0).abs() < 1e-9,
+        "{conditional} {expected}"
+    );
+    // Fixed outputs from smooth arrivals: only the arrivals' c_a² is left.
+    let smooth = TailModel::new(
+        &dep,
+        TailInputs {
+            ca2: 0.25,
+            cs2: 0.0,
+            ..inputs(0.25)
+        },
+    );
+    let lambda = rate_with_slot_wait(&smooth, 0.05);
+    let wait = smooth.slot_wait(lambda, &smooth.occupancy(lambda));
+    let full = smooth.full_batch_departures(lambda).unwrap();
+    let conditional = wait.mean_s / wait.probability;
+    assert!((conditional * (full.rate - lambda) - 0.125).abs() < 1e-9);
 }
 
 #[test]
@@ -303,17 +329,16 @@ fn prompts_batched_with_a_prompt_grow_with_the_rate_and_the_bursts() {
 }
 
 #[test]
-fn occupancy_peakedness_is_whitts_grown_by_both_feedbacks() {
+fn occupancy_peakedness_is_whitts_grown_by_the_decode_feedback() {
     // Poisson, no feedback: the M/G/∞ count is Poisson whatever ψ.
-    assert_eq!(occupancy_peakedness(1.0, 0.3, 0.0, 1.0), 1.0);
-    assert_eq!(occupancy_peakedness(1.0, 0.9, 0.0, 1.0), 1.0);
+    assert_eq!(occupancy_peakedness(1.0, 0.3, 0.0), 1.0);
+    assert_eq!(occupancy_peakedness(1.0, 0.9, 0.0), 1.0);
     // Whitt: 1 + (c_a² − 1)·ψ; exponential slots (ψ = ½) at c_a² = 9 → 5.
-    assert!((occupancy_peakedness(9.0, 0.5, 0.0, 1.0) - 5.0).abs() < 1e-12);
-    // Elasticity e divides by 1 − e; prompt dilation multiplies by its square.
-    assert!((occupancy_peakedness(9.0, 0.5, 0.5, 1.0) - 10.0).abs() < 1e-12);
-    assert!((occupancy_peakedness(9.0, 0.5, 0.0, 1.5) - 11.25).abs() < 1e-12);
+    assert!((occupancy_peakedness(9.0, 0.5, 0.0) - 5.0).abs() < 1e-12);
+    // Elasticity e divides by 1 − e.
+    assert!((occupancy_peakedness(9.0, 0.5, 0.5) - 10.0).abs() < 1e-12);
     // Smooth arrivals stay above a floor.
-    assert!(occupancy_peakedness(0.0, 1.0, 0.0, 1.0) > 0.0);
+    assert!(occupancy_peakedness(0.0, 1.0, 0.0) > 0.0);
 }
 
 #[test]
@@ -491,23 +516,21 @@ fn a_requests_life_is_a_delay_cycle_so_prompt_work_stretches_its_spread() {
     let prompts = lambda * pace.tpot_mean_s * life;
     let dispersion = pace.admitted_ca2 + model.input_cv2;
     let arrivals = pace.per_token_s * 1500.0 * (prompts * dispersion).sqrt() / life;
-    let drift =
-        (model.iteration_s(pace.in_flight + 1.0, 0.0) - t0).max(0.0) * pace.in_flight.sqrt();
+    let drift = (model.iteration_s(pace.in_flight + 1.0, 0.0) - t0).max(0.0)
+        * super::tpot::occupancy_sd(pace.occupancy_peakedness, pace.in_flight, pace.batch);
     let sd = 1.0 / tail.points[0].0;
     assert!((sd / arrivals.hypot(drift) - dilation).abs() < 1e-9, "{sd}");
 }
 
 #[test]
 fn one_burst_raises_the_waits_and_the_batched_prompts_together() {
-    // Poisson (and smoother): independent, in quadrature, the waits as
-    // their mixture's excess.
-    assert!((burst_spread(1.0, 3.0, [2.0, 2.0], 4.0) - 5.0).abs() < 1e-12);
-    assert!((burst_spread(0.25, 3.0, [2.0, 2.0], 4.0) - 5.0).abs() < 1e-12);
-    // c_a² = 4: r = 3/4 — waits 0.25·3 + 0.75·4 = 3.75, then
-    // √(3.75² + 4² + 2·0.75·3.75·4).
-    let expected = (3.75f64.powi(2) + 16.0 + 1.5 * 3.75 * 4.0).sqrt();
-    assert!((burst_spread(4.0, 3.0, [2.0, 2.0], 4.0) - expected).abs() < 1e-12);
-    // Burstier: closer to adding up (4 + 4 = 8), never beyond it.
-    let bursty = burst_spread(1e6, 3.0, [2.0, 2.0], 4.0);
-    assert!(bursty > burst_spread(4.0, 3.0, [2.0, 2.0], 4.0) && bursty <= 8.0 + 1e-9);
+    // Poisson (and smoother): independent, in quadrature.
+    assert!((burst_spread(1.0, 3.0, 4.0) - 5.0).abs() < 1e-12);
+    assert!((burst_spread(0.25, 3.0, 4.0) - 5.0).abs() < 1e-12);
+    // c_a² = 4: r = 3/4 — √(3² + 4² + 2·0.75·3·4).
+    let expected = (9.0f64 + 16.0 + 1.5 * 3.0 * 4.0).sqrt();
+    assert!((burst_spread(4.0, 3.0, 4.0) - expected).abs() < 1e-12);
+    // Burstier: closer to adding up (3 + 4 = 7), never beyond it.
+    let bursty = burst_spread(1e6, 3.0, 4.0);
+    assert!(bursty > burst_spread(4.0, 3.0, 4.0) && bursty <= 7.0 + 1e-9);
 }

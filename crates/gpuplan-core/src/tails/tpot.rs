@@ -5,7 +5,8 @@ use super::distributions::normal_tail;
 use super::{TailModel, OUTPUT_POINTS};
 
 /// What the TPOT tail is computed from: the mean time per output token, the
-/// cost of each prompt token in an iteration, and the sequences in flight.
+/// cost of each prompt token in a budget-full iteration (the work beyond the
+/// mean arrives in bursts), and the sequences in flight.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct DecodePace {
     pub(super) tpot_mean_s: f64,
@@ -13,6 +14,11 @@ pub(super) struct DecodePace {
     pub(super) in_flight: f64,
     /// Burstiness (c_a²) of the prompts admitted into the running batch.
     pub(super) admitted_ca2: f64,
+    /// Variance over mean of the count of sequences in flight
+    /// ([`TailModel::occupancy_swing`]), and the batch cap that bounds it.
+    pub(super) occupancy_peakedness: f64,
+    /// See `occupancy_peakedness`.
+    pub(super) batch: f64,
 }
 
 /// The TPOT distribution over requests ([`TailModel::tpot_tail`]): the mean,
@@ -83,6 +89,8 @@ impl TailModel<'_> {
             per_token_s,
             in_flight,
             admitted_ca2,
+            occupancy_peakedness,
+            batch,
         } = pace;
         let i = &self.inputs;
         let ca2 = admitted_ca2;
@@ -92,7 +100,8 @@ impl TailModel<'_> {
         // iteration's decode cost that does not average out over L tokens.
         let per_sequence_s =
             self.iteration_s(in_flight + 1.0, 0.0) - self.iteration_s(in_flight, 0.0);
-        let drift_sd = per_sequence_s.max(0.0) * in_flight.sqrt();
+        let drift_sd =
+            per_sequence_s.max(0.0) * occupancy_sd(occupancy_peakedness, in_flight, batch);
         // One request's TPOT at L iterations: the prompt work arriving during
         // its life is a compound count — few, large prompts for a short life,
         // so it is skewed; its standard deviation and skewness (cumulants of
@@ -133,6 +142,17 @@ impl TailModel<'_> {
     }
 }
 
+/// Standard deviation of the count of sequences in flight: √(z·n) at
+/// peakedness z, its swing up bounded by the batch cap (the p99 at most the
+/// cap), and never below the Poisson count's √n (within the cap's room).
+pub(super) fn occupancy_sd(peakedness: f64, in_flight: f64, batch: f64) -> f64 {
+    let room = (batch - in_flight).max(0.0);
+    (peakedness * in_flight)
+        .sqrt()
+        .min(room / 2.326)
+        .max(in_flight.sqrt().min(room))
+}
+
 /// Skewness × √n of a compound renewal sum of n lognormal prompt lengths
 /// (squared CV `v`) arriving with burstiness `ca2`: κ3/κ2^1.5 with, per
 /// arrival, κ2 = E[I]²(c_a² + v) and κ3 = E[I]³(κ3(N)/n + 3·v·c_a² + v²(v + 3))
@@ -147,7 +167,22 @@ pub(super) fn compound_skew_at_one(ca2: f64, v: f64) -> f64 {
 
 #[cfg(test)]
 mod tests {
-    use super::compound_skew_at_one;
+    use super::{compound_skew_at_one, occupancy_sd};
+
+    #[test]
+    fn bursts_swing_the_occupancy_up_to_the_batch_cap() {
+        // Poisson: a Poisson count, √n.
+        assert!((occupancy_sd(1.0, 30.0, 1000.0) - 30f64.sqrt()).abs() < 1e-12);
+        // Bursts: √(z·n).
+        assert!((occupancy_sd(9.0, 30.0, 1000.0) - 270f64.sqrt()).abs() < 1e-12);
+        // The cap bounds the swing up: p99 at most the cap.
+        assert!((occupancy_sd(9.0, 30.0, 60.0) - 30.0 / 2.326).abs() < 1e-12);
+        // Never below the Poisson count's, within the cap's room.
+        assert!((occupancy_sd(0.2, 30.0, 1000.0) - 30f64.sqrt()).abs() < 1e-12);
+        assert!((occupancy_sd(9.0, 30.0, 40.0) - 30f64.sqrt()).abs() < 1e-12);
+        // A batch pinned at its cap does not swing.
+        assert_eq!(occupancy_sd(9.0, 40.0, 40.0), 0.0);
+    }
 
     #[test]
     fn compound_skew_is_compound_poisson_for_poisson_and_grows_with_bursts() {
