@@ -2,12 +2,13 @@
 //!
 //! A replica is two queues in series, both fed by the same arrivals:
 //! 1. **batch slots** — a request waits for one of the `max_num_seqs` slots
-//!    (G/G/c: Hayward's Erlang C at the peakedness of the traffic, an
-//!    exponential conditional wait with Allen–Cunneen's scale:
-//!    [`crate::queueing::wait_summary_peaked`]); behind the router the slots
-//!    of all replicas form one pool; the occupancy swings more than the
-//!    arrivals alone make it, as every sequence in flight and every prompt
-//!    stretches the others' stays;
+//!    (G/G/c: Hayward's Erlang C at the peakedness of the traffic,
+//!    [`crate::queueing::wait_probability_peaked`]; behind the router the
+//!    slots of all replicas form one pool; the occupancy swings more than
+//!    the arrivals alone make it, as every sequence in flight and every
+//!    prompt stretches the others' stays). A wait, once it happens, drains
+//!    at a full batch's departure rate, solved with the prompts admitted at
+//!    that rate, and is exponential with Köllerström's heavy-traffic scale;
 //! 2. **prefill** — admitted prompts are prefilled first-come first-served
 //!    out of each iteration's token budget (`max_batched_tokens` less the
 //!    decodes), so prompts queue for prefill compute even when slots are
@@ -25,13 +26,17 @@
 //!    average, plus the (c_a² − 1)/2 extra a bursty stream brings right
 //!    after an arrival (the renewal function m(t) ≈ λt + (c_a² − 1)/2).
 //!
+//! A request waits for a slot or for prefill, seldom both: the waits'
+//! p99 is their mixture's.
+//!
 //! Decoding streams share every iteration with the prompts being prefilled:
 //! a request's time per output token is the decode-only iteration time plus
 //! the prefill work that arrives during its life, spread over its tokens.
 //! That work is compound-renewal (arrivals × prompt lengths), so its spread
-//! grows with burstiness (c_a²) and prompt-length variability (c_s²); the
-//! p99 is the normal quantile of that sum. An inter-token gap is one
-//! iteration: long when it carries a prompt chunk.
+//! grows with burstiness (c_a²) and prompt-length variability (c_I²), and
+//! the sequences in flight swing with the occupancy's peakedness; the p99
+//! is the skewed normal quantile of that sum (`tpot.rs`). An inter-token gap
+//! is one iteration: long when it carries a prompt chunk.
 
 mod distributions;
 mod tpot;
