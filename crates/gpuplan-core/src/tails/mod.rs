@@ -16,10 +16,12 @@
 //!    length × the time one prefill token adds to an iteration (plus its
 //!    share of the iteration's fixed part); a prompt waits with probability
 //!    `ρ^d` (the router sends it to a replica whose prefill is idle unless
-//!    the d ≈ √n replicas it effectively chooses among are all busy), and
-//!    then for an exponential time of Allen–Cunneen's conditional mean
-//!    `(c_a² + c_s²)/2 · E[S]/(1−ρ)`, c_a² being the burstiness of the
-//!    prompts this replica gets from the router;
+//!    the d ≈ √n replicas it effectively chooses among are all busy; the
+//!    prompts of a burst's clump take the idle ones first, so a bursty
+//!    stream leaves fewer), and then for an exponential time of
+//!    Allen–Cunneen's conditional mean `(c_a² + c_s²)/2 · E[S]/(1−ρ)`, c_a²
+//!    being the burstiness of the prompts this replica gets from the router
+//!    (a bursty stream thinned to 1/n);
 //! 3. **its own iteration** — a prompt's first token comes at the end of the
 //!    iteration that prefills it, and that iteration also carries the
 //!    prompts that arrived after it while the previous one ran: λ·t̄/2 on
@@ -41,8 +43,8 @@
 mod distributions;
 mod tpot;
 
-use distributions::gamma_p;
 pub(crate) use distributions::normal_tail;
+use distributions::{gamma_p, renewal_excess};
 pub use distributions::{lognormal_cv2, lognormal_quantile};
 use tpot::DecodePace;
 
@@ -158,6 +160,15 @@ const OUTPUT_POINTS: usize = 24;
 /// simulator's grid (`cargo test --release -p gpuplan-sim --test grid`), not
 /// on measurements.
 const ROUTER_POOLING_EXPONENT: f64 = 0.5;
+
+/// How many of the replicas a prompt's choice loses to each prompt of its
+/// clump: a bursty stream brings, within one prefill of an arrival, more
+/// arrivals than a Poisson one (the renewal excess e, [`renewal_excess`]),
+/// and those clump-mates take the idle replicas the router would have sent
+/// it to, so it chooses among d/(1 + this·e). Fitted on the simulator's grid
+/// (`cargo test --release -p gpuplan-sim --test grid`; flat from 0.15 to
+/// 0.25, one point less at 0.4–0.5), not on measurements.
+const CLUMP_CHOICE_WEIGHT: f64 = 0.25;
 
 impl<'a> TailModel<'a> {
     /// The model for `dep` serving `inputs`.
@@ -679,6 +690,36 @@ impl<'a> TailModel<'a> {
         1.0 + (self.inputs.ca2 - 1.0) * replicas.powf(-ROUTER_POOLING_EXPONENT)
     }
 
+    /// The replicas a prompt's router effectively chooses among, d: n^½
+    /// ([`ROUTER_POOLING_EXPONENT`]) for a smooth stream; a bursty one
+    /// loses choices to the prompts of the same clump, which arrive within
+    /// one prefill of each other and take the idle replicas first:
+    /// d/(1 + [`CLUMP_CHOICE_WEIGHT`]·e), e the arrivals within one prefill
+    /// beyond a Poisson stream's (over the whole fleet's stream, which the
+    /// router splits), and never below one replica.
+    fn router_choices(&self, lambda: f64, load: &Load) -> f64 {
+        let replicas = self.inputs.slot_pool_replicas.max(1.0);
+        let fleet_arrivals_per_prefill = lambda * replicas * self.prefill_work_s(load);
+        let clump = renewal_excess(self.inputs.ca2, fleet_arrivals_per_prefill);
+        (replicas.powf(ROUTER_POOLING_EXPONENT) / (1.0 + CLUMP_CHOICE_WEIGHT * clump)).max(1.0)
+    }
+
+    /// Burstiness (c_a²) that sets the length of a replica's prefill queue
+    /// once it forms. A bursty stream split over n replicas keeps, per
+    /// replica, 1 + (c_a² − 1)/n, the excess of a renewal stream thinned at
+    /// random to 1/n (the router spreads a clump over the replicas; where it
+    /// lands on a busy one, the wait probability [`Self::router_choices`]
+    /// counts it). A smooth stream (c_a² < 1) keeps more of its smoothness
+    /// than random thinning would leave it: the router's
+    /// [`Self::prefill_ca2`].
+    fn prefill_queue_ca2(&self) -> f64 {
+        let ca2 = self.inputs.ca2;
+        if ca2 < 1.0 {
+            return self.prefill_ca2();
+        }
+        1.0 + (ca2 - 1.0) / self.inputs.slot_pool_replicas.max(1.0)
+    }
+
     /// Share of the GPU's time the prefill queue keeps busy.
     fn prefill_utilization(&self, lambda: f64, load: &Load) -> f64 {
         lambda * self.prefill_work_s(load)
@@ -690,25 +731,22 @@ impl<'a> TailModel<'a> {
     /// random) a prompt finds the prefill busy with probability ρ; the
     /// least-outstanding router sends it to a replica with less in flight,
     /// so it waits only when all the replicas it effectively chooses among
-    /// are busy: ρ^d with d = n^[`ROUTER_POOLING_EXPONENT`] (with d sampled
-    /// replicas this is exactly the power-of-d-choices result, Mitzenmacher
-    /// 2001; the router sees every replica, but its signal, the count of
-    /// requests in flight, mixes prefill backlog with decodes).
+    /// are busy: ρ^d with d = n^[`ROUTER_POOLING_EXPONENT`], fewer for a
+    /// bursty stream ([`Self::router_choices`]) (with d sampled replicas
+    /// this is exactly the power-of-d-choices result, Mitzenmacher 2001; the
+    /// router sees every replica, but its signal, the count of requests in
+    /// flight, mixes prefill backlog with decodes).
     /// `p99_s` is left NaN (the costly part): [`Self::prefill_wait`] fills it.
     fn prefill_wait_without_p99(&self, lambda: f64, load: &Load) -> Option<PrefillWait> {
         let rho = self.prefill_utilization(lambda, load);
         if rho >= 1.0 {
             return None;
         }
-        let choices = self
-            .inputs
-            .slot_pool_replicas
-            .max(1.0)
-            .powf(ROUTER_POOLING_EXPONENT);
-        let probability = rho.powf(choices);
+        let probability = rho.powf(self.router_choices(lambda, load));
         // Allen–Cunneen: E[W | W > 0] = (c_a² + c_s²)/2 · E[S] / (1 − ρ).
-        let conditional_mean_s =
-            (self.prefill_ca2() + self.input_cv2) / 2.0 * self.prefill_work_s(load) / (1.0 - rho);
+        let conditional_mean_s = (self.prefill_queue_ca2() + self.input_cv2) / 2.0
+            * self.prefill_work_s(load)
+            / (1.0 - rho);
         // The router spares a prompt the queue of prompts ahead, not the
         // iteration in progress: an arrival the router sends to a replica
         // without a queue still lands, with probability ρ − ρ^d, in an
