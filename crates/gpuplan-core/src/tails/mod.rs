@@ -39,17 +39,24 @@
 //! the sequences in flight swing with the occupancy's peakedness; the p99
 //! is the skewed normal quantile of that sum (`tpot.rs`). An inter-token gap
 //! is one iteration: long when it carries a prompt chunk.
+//!
+//! Files: `slots.rs` (the occupancy and the slot queue), `prefill.rs` (the
+//! prefill queue and the router), `tpot.rs` (the TPOT tail),
+//! `distributions.rs` (the special functions they use).
 
 mod distributions;
+mod prefill;
+mod slots;
 mod tpot;
 
+use distributions::gamma_p;
 pub(crate) use distributions::normal_tail;
-use distributions::{gamma_p, renewal_excess};
 pub use distributions::{lognormal_cv2, lognormal_quantile};
+use prefill::PrefillWait;
 use tpot::DecodePace;
 
 use crate::perf::{Deployment, IterationWork};
-use crate::queueing::{wait_probability_peaked, WaitSummary};
+use crate::queueing::WaitSummary;
 use crate::serving::prefill_under_load_s;
 
 /// The request mix and engine limits a replica serves.
@@ -150,25 +157,6 @@ pub struct TailModel<'a> {
 
 /// Points of the output-length distribution the TPOT tail is averaged over.
 const OUTPUT_POINTS: usize = 24;
-
-/// How far the least-outstanding router pools the prefill queues of n
-/// replicas: one replica keeps a share n^(−this) of the stream's excess
-/// burstiness ([`TailModel::prefill_ca2`]), and a prompt waits for prefill
-/// only when the n^(this) replicas the router effectively chooses among are
-/// all busy ([`TailModel::prefill_wait`]). Between 0 (independent
-/// replicas, random routing) and 1 (one pooled queue); fitted on the
-/// simulator's grid (`cargo test --release -p gpuplan-sim --test grid`), not
-/// on measurements.
-const ROUTER_POOLING_EXPONENT: f64 = 0.5;
-
-/// How many of the replicas a prompt's choice loses to each prompt of its
-/// clump: a bursty stream brings, within one prefill of an arrival, more
-/// arrivals than a Poisson one (the renewal excess e, [`renewal_excess`]),
-/// and those clump-mates take the idle replicas the router would have sent
-/// it to, so it chooses among d/(1 + this·e). Fitted on the simulator's grid
-/// (`cargo test --release -p gpuplan-sim --test grid`; flat from 0.15 to
-/// 0.25, one point less at 0.4–0.5), not on measurements.
-const CLUMP_CHOICE_WEIGHT: f64 = 0.25;
 
 impl<'a> TailModel<'a> {
     /// The model for `dep` serving `inputs`.
@@ -489,295 +477,6 @@ impl<'a> TailModel<'a> {
         j
     }
 
-    /// Little's law: sequences in flight = arrivals × slot time, and the
-    /// slot time (prefill + output tokens at the mean pace) depends on how
-    /// many are in flight: a short fixed-point iteration from a full batch.
-    fn occupancy(&self, lambda: f64) -> Occupancy {
-        let i = &self.inputs;
-        let mut in_flight = (lambda * i.service_s).clamp(1.0, i.batch);
-        let mut slot_s = i.service_s;
-        let mut slot_prefill_s = 0.0;
-        let mut load = self.load(lambda, in_flight);
-        for _ in 0..3 {
-            slot_prefill_s = self.prefill_beside_decodes_s(i.input_mean, in_flight);
-            slot_s = slot_prefill_s + (i.output_mean - 1.0).max(0.0) * load.tpot_mean_s;
-            in_flight = (lambda * slot_s).clamp(1.0, i.batch);
-            load = self.load(lambda, in_flight);
-        }
-        Occupancy {
-            in_flight,
-            slot_s,
-            slot_prefill_s,
-            load,
-        }
-    }
-
-    /// Peakedness of the batch slots' occupancy before the prompts'
-    /// dilation: its variance over its mean, were the slots unlimited.
-    /// Whether an arrival finds every slot busy, and how far every
-    /// iteration's decode cost drifts over a request's life, depend on it.
-    /// For renewal arrivals it is Whitt's 1 + (c_a² − 1)·ψ, with
-    /// ψ = E[min(S₁, S₂)] / E[S] of the slot time (1/2 exponential, 1
-    /// fixed; "Heavy-traffic approximations for service systems with
-    /// blocking", 1984), 1 for Poisson whatever the service (M/G/∞
-    /// insensitivity). Slot service is state dependent: every sequence in
-    /// flight slows each iteration (its KV reads), so a swing up in
-    /// occupancy lengthens every request's stay and feeds itself; with
-    /// elasticity e = d ln t / d ln n of the iteration time, the variance
-    /// grows by 1/(1 − e).
-    fn occupancy_swing(&self, occupancy: &Occupancy) -> f64 {
-        let Occupancy {
-            in_flight,
-            slot_prefill_s,
-            load,
-            ..
-        } = *occupancy;
-        let per_sequence_s = (self.iteration_s(in_flight + 1.0, 0.0) - load.t0).max(0.0);
-        let elasticity = (per_sequence_s * in_flight / load.t0.max(1e-12)).clamp(0.0, 0.9);
-        let psi = (slot_prefill_s + load.tpot_mean_s * self.output_lives_min_pair_mean)
-            / (slot_prefill_s + load.tpot_mean_s * self.output_lives_mean).max(1e-12);
-        occupancy_peakedness(self.inputs.ca2, psi, elasticity)
-    }
-
-    /// The wait for a batch slot: G/G/c over the slots of every replica in
-    /// the router's pool, at the occupancy's peakedness.
-    fn slot_wait(&self, lambda: f64, occupancy: &Occupancy) -> WaitSummary {
-        let i = &self.inputs;
-        let slot_s = occupancy.slot_s;
-        let load = occupancy.load;
-        // The prompts' dilation of every iteration grows the swing too: an
-        // iteration that carries a prompt chunk is longer, so a swing up in
-        // arrivals, which brings its prompts along, stretches the stays of
-        // the sequences it adds.
-        let dilation = (load.tpot_mean_s / load.t0.max(1e-12)).max(1.0);
-        let peakedness = self.occupancy_swing(occupancy) * dilation.powi(2);
-        let pool = i.slot_pool_replicas.max(1.0);
-        let unstable = |probability: f64| WaitSummary {
-            probability,
-            mean_s: f64::INFINITY,
-            quantile_s: f64::INFINITY,
-        };
-        let slots = i.batch * pool;
-        let offered = lambda * pool * slot_s;
-        let probability = wait_probability_peaked(slots.floor().max(1.0), offered, peakedness);
-        if offered >= slots {
-            return unstable(probability);
-        }
-        if probability < 1e-6 {
-            // Far below the 1 % a p99 is made of: no wait worth its cost.
-            return WaitSummary {
-                probability,
-                ..WaitSummary::default()
-            };
-        }
-        // A queue forms only when every slot is busy, and then the slots
-        // free up at the pace of a full batch ([`Self::full_batch_departures`]).
-        let Some(full) = self.full_batch_departures(lambda) else {
-            return unstable(probability);
-        };
-        let drain = (full.rate - lambda) * pool;
-        // Heavy traffic (Köllerström's GI/G/c limit): the wait beyond the
-        // knee is exponential with mean (c_a² + c_d²)/2 / (μ − λ), where
-        // departures from c busy slots vary as one slot's service, c_d² =
-        // c_s² (a superposition of c renewal streams). The slot's service
-        // varies with its output length (c_s² of the output) over its
-        // decode share; the prompt and its prefill are the same for all.
-        let departures_cv2 = i.cs2 * full.decode_share.powi(2);
-        let wait_scale = (i.ca2 + departures_cv2) / 2.0;
-        let conditional_mean_s = wait_scale / drain;
-        WaitSummary {
-            probability,
-            mean_s: probability * conditional_mean_s,
-            quantile_s: if probability <= 0.01 {
-                0.0
-            } else {
-                (probability / 0.01).ln() * conditional_mean_s
-            },
-        }
-    }
-
-    /// Departures of one replica whose slots are all busy, per s, and the
-    /// decode share of a slot's time then: c/S(c), with S(c) the slot time
-    /// of a full batch (longer iterations than at the mean occupancy), its
-    /// wait for prefill compute included (a request holds its slot from
-    /// admission). While a queue stands prompts enter as slots free up, so
-    /// the prefill work in S(c) comes at the departure rate itself, not the
-    /// arrival rate: μ solves μ·S(c; μ) = c (S grows with μ).
-    /// `None` when even the arrival rate fills the slots for good.
-    fn full_batch_departures(&self, lambda: f64) -> Option<FullBatch> {
-        let i = &self.inputs;
-        let full = i.batch;
-        let prefill_s = self.prefill_beside_decodes_s(i.input_mean, full);
-        let slot_s = |admitted: f64| -> f64 {
-            let load = self.load(admitted, full);
-            match self.prefill_wait_without_p99(admitted, &load) {
-                Some(wait) => {
-                    wait.mean_s + prefill_s + (i.output_mean - 1.0).max(0.0) * load.tpot_mean_s
-                }
-                None => f64::INFINITY,
-            }
-        };
-        let at_arrivals = slot_s(lambda);
-        if lambda * at_arrivals >= full || at_arrivals.is_nan() {
-            return None;
-        }
-        // f(μ) = μ·S(μ) − c changes sign between λ and c/S(λ); the Illinois
-        // variant of regula falsi brackets the root in a few evaluations.
-        let f = |rate: f64| rate * slot_s(rate) - full;
-        let (mut lo, mut hi) = (lambda, full / at_arrivals);
-        let (mut f_lo, mut f_hi) = (lambda * at_arrivals - full, f(hi));
-        let mut side = 0;
-        let mut rate = hi;
-        for _ in 0..40 {
-            if !f_hi.is_finite() {
-                // Beyond the prefill queue's stability: halve towards λ.
-                hi = 0.5 * (lo + hi);
-                f_hi = f(hi);
-                continue;
-            }
-            rate = (lo * f_hi - hi * f_lo) / (f_hi - f_lo);
-            if (hi - lo) <= 1e-4 * hi {
-                break;
-            }
-            let f_rate = f(rate);
-            if !f_rate.is_finite() || f_rate > 0.0 {
-                hi = rate;
-                f_hi = f_rate;
-                if side == 1 {
-                    f_lo /= 2.0;
-                }
-                side = 1;
-            } else {
-                lo = rate;
-                f_lo = f_rate;
-                if side == -1 {
-                    f_hi /= 2.0;
-                }
-                side = -1;
-            }
-            if f_rate.abs() <= 1e-4 * full {
-                break;
-            }
-        }
-        let slot_full_s = slot_s(rate);
-        Some(FullBatch {
-            rate,
-            decode_share: (1.0 - prefill_s / slot_full_s).clamp(0.0, 1.0),
-        })
-    }
-
-    /// Work one prompt brings to the prefill queue, s: when backlogged, the
-    /// prefill server fills each iteration's budget, so a token costs its
-    /// time in a budget-full iteration plus its share of the iteration's
-    /// fixed part. (Priced at the arrivals' own chunk instead, a MoE model's
-    /// few-token prompts, each waking its own experts, made a light load
-    /// unstable where a heavier one, in bigger chunks, was not.)
-    fn prefill_work_s(&self, load: &Load) -> f64 {
-        self.inputs.input_mean * (load.backlog_per_token_s + load.t0 / load.budget)
-    }
-
-    /// Squared coefficient of variation of the prompt arrivals one replica
-    /// prefills. The router (least outstanding requests) sends each arrival
-    /// to the replica with the fewest sequences in flight; their counts
-    /// differ by their own random swings, so a burst spreads over some of the
-    /// replicas, not one per replica. A replica keeps a share n^(−1/2) of the
-    /// stream's excess burstiness c_a² − 1: between one replica (all of it)
-    /// and round robin (1/n); the exponent is fitted on the simulator's grid
-    /// (`cargo test --release -p gpuplan-sim --test grid`), not on
-    /// measurements.
-    fn prefill_ca2(&self) -> f64 {
-        let replicas = self.inputs.slot_pool_replicas.max(1.0);
-        1.0 + (self.inputs.ca2 - 1.0) * replicas.powf(-ROUTER_POOLING_EXPONENT)
-    }
-
-    /// The replicas a prompt's router effectively chooses among, d: n^½
-    /// ([`ROUTER_POOLING_EXPONENT`]) for a smooth stream; a bursty one
-    /// loses choices to the prompts of the same clump, which arrive within
-    /// one prefill of each other and take the idle replicas first:
-    /// d/(1 + [`CLUMP_CHOICE_WEIGHT`]·e), e the arrivals within one prefill
-    /// beyond a Poisson stream's (over the whole fleet's stream, which the
-    /// router splits), and never below one replica.
-    fn router_choices(&self, lambda: f64, load: &Load) -> f64 {
-        let replicas = self.inputs.slot_pool_replicas.max(1.0);
-        let fleet_arrivals_per_prefill = lambda * replicas * self.prefill_work_s(load);
-        let clump = renewal_excess(self.inputs.ca2, fleet_arrivals_per_prefill);
-        (replicas.powf(ROUTER_POOLING_EXPONENT) / (1.0 + CLUMP_CHOICE_WEIGHT * clump)).max(1.0)
-    }
-
-    /// Burstiness (c_a²) that sets the length of a replica's prefill queue
-    /// once it forms. A bursty stream split over n replicas keeps, per
-    /// replica, 1 + (c_a² − 1)/n, the excess of a renewal stream thinned at
-    /// random to 1/n (the router spreads a clump over the replicas; where it
-    /// lands on a busy one, the wait probability [`Self::router_choices`]
-    /// counts it). A smooth stream (c_a² < 1) keeps more of its smoothness
-    /// than random thinning would leave it: the router's
-    /// [`Self::prefill_ca2`].
-    fn prefill_queue_ca2(&self) -> f64 {
-        let ca2 = self.inputs.ca2;
-        if ca2 < 1.0 {
-            return self.prefill_ca2();
-        }
-        1.0 + (ca2 - 1.0) / self.inputs.slot_pool_replicas.max(1.0)
-    }
-
-    /// Share of the GPU's time the prefill queue keeps busy.
-    fn prefill_utilization(&self, lambda: f64, load: &Load) -> f64 {
-        lambda * self.prefill_work_s(load)
-    }
-
-    /// The G/G/1 prefill queue's wait (Allen–Cunneen conditional mean,
-    /// exponential conditional tail); `None` when it is unstable
-    /// (utilisation ≥ 1). Alone (or behind a router that picks replicas at
-    /// random) a prompt finds the prefill busy with probability ρ; the
-    /// least-outstanding router sends it to a replica with less in flight,
-    /// so it waits only when all the replicas it effectively chooses among
-    /// are busy: ρ^d with d = n^[`ROUTER_POOLING_EXPONENT`], fewer for a
-    /// bursty stream ([`Self::router_choices`]) (with d sampled replicas
-    /// this is exactly the power-of-d-choices result, Mitzenmacher 2001; the
-    /// router sees every replica, but its signal, the count of requests in
-    /// flight, mixes prefill backlog with decodes).
-    /// `p99_s` is left NaN (the costly part): [`Self::prefill_wait`] fills it.
-    fn prefill_wait_without_p99(&self, lambda: f64, load: &Load) -> Option<PrefillWait> {
-        let rho = self.prefill_utilization(lambda, load);
-        if rho >= 1.0 {
-            return None;
-        }
-        let probability = rho.powf(self.router_choices(lambda, load));
-        // Allen–Cunneen: E[W | W > 0] = (c_a² + c_s²)/2 · E[S] / (1 − ρ).
-        let conditional_mean_s = (self.prefill_queue_ca2() + self.input_cv2) / 2.0
-            * self.prefill_work_s(load)
-            / (1.0 - rho);
-        // The router spares a prompt the queue of prompts ahead, not the
-        // iteration in progress: an arrival the router sends to a replica
-        // without a queue still lands, with probability ρ − ρ^d, in an
-        // iteration that carries a prompt chunk, and waits out its rest
-        // (uniform over its length).
-        let chunk_iteration_s =
-            load.t0 + self.inputs.input_mean.min(load.budget) * load.backlog_per_token_s;
-        let in_chunk = (rho - probability).max(0.0);
-        Some(PrefillWait {
-            utilization: rho,
-            mean_s: probability * conditional_mean_s + in_chunk * chunk_iteration_s / 2.0,
-            p99_s: f64::NAN,
-            queue_probability: probability,
-            queue_conditional_mean_s: conditional_mean_s,
-            in_chunk_probability: in_chunk,
-            chunk_iteration_s,
-        })
-    }
-
-    /// [`Self::prefill_wait_without_p99`] with its p99:
-    /// P(W > t) = P·e^(−t/m) + π·(1 − t/t_c)⁺ = 1 %.
-    fn prefill_wait(&self, lambda: f64, load: &Load) -> Option<PrefillWait> {
-        let mut wait = self.prefill_wait_without_p99(lambda, load)?;
-        wait.p99_s = wait_quantile(
-            |t| wait.exceeds(t),
-            0.99,
-            wait.chunk_iteration_s + wait.queue_conditional_mean_s,
-        );
-        Some(wait)
-    }
-
     /// The p99 gap between two tokens, s. A share of iterations carries a
     /// prompt chunk; the p99 gap is an iteration whose chunk is at the
     /// (1 − 1 %/share) quantile of prompts.
@@ -796,13 +495,6 @@ impl<'a> TailModel<'a> {
     }
 }
 
-/// Whitt's peakedness 1 + (c_a² − 1)·ψ of the occupancy of renewal
-/// arrivals, divided by 1 − e for the decode feedback (every sequence in
-/// flight slows each iteration by an elasticity e).
-fn occupancy_peakedness(ca2: f64, psi: f64, elasticity: f64) -> f64 {
-    (1.0 + (ca2 - 1.0) * psi.clamp(0.0, 1.0)).max(0.05) / (1.0 - elasticity)
-}
-
 /// The spread above their means of the waits and of the prompts batched
 /// with a prompt, which one burst raises together: correlated by
 /// r = (c_a² − 1)/c_a² (the share of the arrival count's variance that
@@ -816,56 +508,6 @@ fn occupancy_peakedness(ca2: f64, psi: f64, elasticity: f64) -> f64 {
 fn burst_spread(ca2: f64, waits_s: f64, co_batched_s: f64) -> f64 {
     let r = ((ca2 - 1.0) / ca2).clamp(0.0, 1.0);
     (waits_s * waits_s + co_batched_s * co_batched_s + 2.0 * r * waits_s * co_batched_s).sqrt()
-}
-
-/// A replica's departures while all its slots are busy.
-#[derive(Debug, Clone, Copy)]
-struct FullBatch {
-    /// Requests completed per s.
-    rate: f64,
-    /// Share of a slot's time spent decoding.
-    decode_share: f64,
-}
-
-/// A replica's steady occupancy at one arrival rate.
-#[derive(Debug, Clone, Copy)]
-struct Occupancy {
-    /// Sequences in flight (at most the batch).
-    in_flight: f64,
-    /// Mean time a request holds a slot: its prefill and its decodes, s.
-    slot_s: f64,
-    /// The prefill part of `slot_s`, s.
-    slot_prefill_s: f64,
-    /// Iteration times at this occupancy.
-    load: Load,
-}
-
-/// The prefill queue's utilisation and wait.
-#[derive(Debug, Clone, Copy)]
-struct PrefillWait {
-    utilization: f64,
-    /// Mean and p99 wait, s.
-    mean_s: f64,
-    /// See `mean_s`.
-    p99_s: f64,
-    /// Probability of queueing behind prompts ahead, and the mean of that
-    /// wait when it happens (exponential), s.
-    queue_probability: f64,
-    /// See `queue_probability`.
-    queue_conditional_mean_s: f64,
-    /// Probability of waiting out only the rest of a prompt-carrying
-    /// iteration, and that iteration's length, s.
-    in_chunk_probability: f64,
-    /// See `in_chunk_probability`.
-    chunk_iteration_s: f64,
-}
-
-impl PrefillWait {
-    /// P(wait > t).
-    fn exceeds(&self, t: f64) -> f64 {
-        self.queue_probability * (-t / self.queue_conditional_mean_s.max(1e-12)).exp()
-            + self.in_chunk_probability * (1.0 - t / self.chunk_iteration_s.max(1e-12)).max(0.0)
-    }
 }
 
 /// The smallest t with `exceeds(t)` ≤ 1 − q (bisection; `exceeds` falls

@@ -2,6 +2,7 @@
 //! wait, the prompts batched with a prompt, the TPOT tail) against what
 //! queueing theory says it must give.
 
+use super::slots::occupancy_peakedness;
 use super::*;
 use crate::calibration::Calibration;
 use crate::layout::Layout;
