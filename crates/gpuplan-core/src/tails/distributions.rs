@@ -128,8 +128,15 @@ fn ln_gamma(x: f64) -> f64 {
 /// m(t) = Σ_j P(j·k, λk·t) (the j-th arrival comes within t; its time is a
 /// gamma of shape j·k, k = 1/c_a²). Zero for a Poisson or smoother stream;
 /// it tends to (c_a² − 1)/2 over long windows (Cox, "Renewal Theory", 1962).
+#[cfg(test)]
 pub(crate) fn renewal_excess(ca2: f64, arrivals: f64) -> f64 {
-    if ca2 <= 1.0 || arrivals <= 0.0 {
+    renewal_excess_up_to(ca2, arrivals, f64::INFINITY)
+}
+
+/// [`renewal_excess`], or `at_most` once the excess reaches it (the sum
+/// only grows, and a very bursty stream's runs to thousands of terms).
+pub(crate) fn renewal_excess_up_to(ca2: f64, arrivals: f64, at_most: f64) -> f64 {
+    if ca2 <= 1.0 || arrivals <= 0.0 || at_most <= 0.0 {
         return 0.0;
     }
     let shape = 1.0 / ca2;
@@ -139,11 +146,11 @@ pub(crate) fn renewal_excess(ca2: f64, arrivals: f64) -> f64 {
     for j in 1..=20_000 {
         let term = gamma_p(f64::from(j) * shape, x);
         count += term;
-        if term < 1e-6 {
+        if term < 1e-6 || count - arrivals >= at_most {
             break;
         }
     }
-    (count - arrivals).max(0.0)
+    (count - arrivals).clamp(0.0, at_most)
 }
 
 /// Regularized lower incomplete gamma P(a, x) = γ(a, x)/Γ(a): the CDF at x
@@ -218,6 +225,10 @@ mod tests {
         // Burstier streams bring more clump-mates, and longer windows more.
         assert!(renewal_excess(16.0, 1.0) > renewal_excess(4.0, 1.0));
         assert!(renewal_excess(16.0, 2.0) > renewal_excess(16.0, 0.5));
+        // Capped: the same below the cap, the cap above it.
+        assert_eq!(renewal_excess_up_to(16.0, 1.0, 1.0), 1.0);
+        let below = renewal_excess_up_to(16.0, 1.0, 100.0);
+        assert!((below - renewal_excess(16.0, 1.0)).abs() < 1e-12);
     }
 
     #[test]

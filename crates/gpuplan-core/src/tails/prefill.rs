@@ -2,7 +2,7 @@
 //! first-come first-served, and the router decides how bursts spread over
 //! the replicas' queues.
 
-use super::distributions::renewal_excess;
+use super::distributions::renewal_excess_up_to;
 use super::{wait_quantile, Load, TailModel};
 
 /// How far the least-outstanding router pools the prefill queues of n
@@ -17,7 +17,8 @@ const ROUTER_POOLING_EXPONENT: f64 = 0.5;
 
 /// How many of the replicas a prompt's choice loses to each prompt of its
 /// clump: a bursty stream brings, within one prefill of an arrival, more
-/// arrivals than a Poisson one (the renewal excess e, [`renewal_excess`]),
+/// arrivals than a Poisson one (the renewal excess e,
+/// [`super::distributions::renewal_excess_up_to`]),
 /// and those clump-mates take the idle replicas the router would have sent
 /// it to, so it chooses among d/(1 + this·e). Fitted on the simulator's grid
 /// (`cargo test --release -p gpuplan-sim --test grid`; flat from 0.15 to
@@ -59,8 +60,11 @@ impl TailModel<'_> {
     pub(super) fn router_choices(&self, lambda: f64, load: &Load) -> f64 {
         let replicas = self.inputs.slot_pool_replicas.max(1.0);
         let fleet_arrivals_per_prefill = lambda * replicas * self.prefill_work_s(load);
-        let clump = renewal_excess(self.inputs.ca2, fleet_arrivals_per_prefill);
-        (replicas.powf(ROUTER_POOLING_EXPONENT) / (1.0 + CLUMP_CHOICE_WEIGHT * clump)).max(1.0)
+        let choices = replicas.powf(ROUTER_POOLING_EXPONENT);
+        // Past this excess the router is down to one replica: stop counting.
+        let at_most = (choices - 1.0) / CLUMP_CHOICE_WEIGHT;
+        let clump = renewal_excess_up_to(self.inputs.ca2, fleet_arrivals_per_prefill, at_most);
+        (choices / (1.0 + CLUMP_CHOICE_WEIGHT * clump)).max(1.0)
     }
 
     /// Burstiness (c_a²) that sets the length of a replica's prefill queue
