@@ -21,12 +21,15 @@
 //!    stream leaves fewer), and then for an exponential time of
 //!    Allen–Cunneen's conditional mean `(c_a² + c_s²)/2 · E[S]/(1−ρ)`, c_a²
 //!    being the burstiness of the prompts this replica gets from the router
-//!    (a bursty stream thinned to 1/n);
+//!    (a bursty stream thinned to 1/n), drained by more of the d replicas
+//!    as the prefill load rises;
 //! 3. **its own iteration** — a prompt's first token comes at the end of the
 //!    iteration that prefills it, and that iteration also carries the
 //!    prompts that arrived after it while the previous one ran: λ·t̄/2 on
 //!    average, plus the (c_a² − 1)/2 extra a bursty stream brings right
-//!    after an arrival (the renewal function m(t) ≈ λt + (c_a² − 1)/2).
+//!    after an arrival (the renewal function m(t) ≈ λt + (c_a² − 1)/2),
+//!    and the prompts that queued behind it while it waited for prefill
+//!    (the scheduler fills each budget from the queue's head).
 //!
 //! A request waits for a slot or for prefill, seldom both: the waits'
 //! p99 is their mixture's.
@@ -398,9 +401,11 @@ impl<'a> TailModel<'a> {
         // One burst queues the prompts and crowds their iteration at once:
         // the waits and the prompts batched along rise together
         // ([`burst_spread`]).
+        // The prompts that arrive while it waits ride in its iteration.
+        let riders_s = self.riders_s(lambda, load, prefill_wait, wait_p99_s - wait_mean_s);
         let burst_s = burst_spread(
             self.prefill_ca2(),
-            (wait_p99_s - wait_mean_s).max(0.0),
+            (wait_p99_s - wait_mean_s).max(0.0) + riders_s,
             (co_batched_p99_s - co_batched_s).max(0.0),
         );
         let spread =
@@ -433,8 +438,39 @@ impl<'a> TailModel<'a> {
     /// renewal function m(t) ≈ λt + (c_a² − 1)/2; Cox, "Renewal Theory",
     /// 1962) — at most what the iteration's budget leaves beside the prompt.
     fn co_batched_prefill_s(&self, lambda: f64, load: &Load) -> f64 {
-        let prompts = (lambda * load.tpot_mean_s / 2.0 + (self.prefill_ca2() - 1.0) / 2.0).max(0.0);
-        self.co_batched_time_s(prompts, load)
+        self.co_batched_time_s(self.co_batched_prompts(lambda, load), load)
+    }
+
+    /// The mean count behind [`Self::co_batched_prefill_s`].
+    fn co_batched_prompts(&self, lambda: f64, load: &Load) -> f64 {
+        (lambda * load.tpot_mean_s / 2.0 + (self.prefill_ca2() - 1.0) / 2.0).max(0.0)
+    }
+
+    /// Time the prompts that arrive while a prompt waits for prefill add to
+    /// the iteration that prefills it, s, at the p99 wait (`wait_excess_s`
+    /// above the mean). They queue behind it, and the scheduler fills each
+    /// budget from the queue's head, so as many as the budget leaves room
+    /// for ride along: λ per s over the prefill part of the wait. Behind a
+    /// router they join this replica only when their other choices are busy
+    /// too (ρ^(d−1): the wait's ρ^d over ρ); under bursts the co-batched
+    /// spread, which rises with the wait (correlation r, [`burst_spread`]),
+    /// already holds them, so they count with weight 1 − r.
+    fn riders_s(
+        &self,
+        lambda: f64,
+        load: &Load,
+        prefill_wait: &PrefillWait,
+        wait_excess_s: f64,
+    ) -> f64 {
+        let prefill_excess_s = wait_excess_s
+            .min(prefill_wait.p99_s - prefill_wait.mean_s)
+            .max(0.0);
+        let join = (prefill_wait.queue_probability / prefill_wait.utilization.max(1e-12)).min(1.0);
+        let uncorrelated = 1.0 - burst_correlation(self.prefill_ca2());
+        let ahead = self.co_batched_prompts(lambda, load);
+        let added_s = self.co_batched_time_s(ahead + lambda * prefill_excess_s, load)
+            - self.co_batched_time_s(ahead, load);
+        join * uncorrelated * added_s
     }
 
     /// Time `prompts` prompts of the mean length add to a prompt's
@@ -506,8 +542,13 @@ impl<'a> TailModel<'a> {
 /// has cleared. The co-batched excess `co_batched_s` joins the waits with
 /// correlation r.
 fn burst_spread(ca2: f64, waits_s: f64, co_batched_s: f64) -> f64 {
-    let r = ((ca2 - 1.0) / ca2).clamp(0.0, 1.0);
+    let r = burst_correlation(ca2);
     (waits_s * waits_s + co_batched_s * co_batched_s + 2.0 * r * waits_s * co_batched_s).sqrt()
+}
+
+/// The correlation r = (c_a² − 1)/c_a² of [`burst_spread`].
+fn burst_correlation(ca2: f64) -> f64 {
+    ((ca2 - 1.0) / ca2).clamp(0.0, 1.0)
 }
 
 /// The smallest t with `exceeds(t)` ≤ 1 − q (bisection; `exceeds` falls
