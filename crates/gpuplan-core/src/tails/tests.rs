@@ -172,18 +172,20 @@ fn the_router_sends_prompts_to_idle_prefill_even_when_they_are_poisson() {
         .unwrap();
     // One replica queues with probability ρ; behind the router, a prompt
     // queues only if the √4 = 2 replicas it effectively chooses among are
-    // busy: ρ², the conditional wait unchanged (Poisson stays Poisson).
+    // busy: ρ², and the backlog it finds drains over 1 + ρ⁴·(2 − 1)
+    // replicas (the burstiness is unchanged: Poisson stays Poisson).
     assert!(rho > 0.05 && rho < 0.95, "{rho}");
     assert!((one.queue_probability - rho).abs() < 1e-12);
     assert_eq!(one.in_chunk_probability, 0.0);
     let conditional = one.queue_conditional_mean_s;
     assert!((one.mean_s - rho * conditional).abs() < 1e-9 * conditional);
     assert!((pooled.queue_probability - rho * rho).abs() < 1e-12);
-    assert!((pooled.queue_conditional_mean_s - conditional).abs() < 1e-9 * conditional);
+    let drained = conditional / (1.0 + rho.powi(4));
+    assert!((pooled.queue_conditional_mean_s - drained).abs() < 1e-9 * conditional);
     // The ρ − ρ² the router spares the queue still wait out the rest of the
     // prompt-carrying iteration in progress: uniform, mean half of it.
     assert!((pooled.in_chunk_probability - (rho - rho * rho)).abs() < 1e-12);
-    let expected = rho * rho * conditional + (rho - rho * rho) * pooled.chunk_iteration_s / 2.0;
+    let expected = rho * rho * drained + (rho - rho * rho) * pooled.chunk_iteration_s / 2.0;
     assert!((pooled.mean_s - expected).abs() < 1e-9 * expected);
     assert!(pooled.chunk_iteration_s > load.t0);
     // Its p99 is where the mixture's tail crosses 1 %.
