@@ -156,6 +156,11 @@ pub struct TailModel<'a> {
     output_lives_mean: f64,
     /// See `output_lives_mean`.
     output_lives_min_pair_mean: f64,
+    /// Per point of `output_lives`, the iterations another request decodes
+    /// beside it when it starts at a uniform point of that life: the mean
+    /// over the other lives L' of E[min(U·L, L')] (L/2 when L' ≥ L, else
+    /// L' − L'²/2L).
+    output_overlaps: [f64; OUTPUT_POINTS],
 }
 
 /// Points of the output-length distribution the TPOT tail is averaged over.
@@ -176,11 +181,26 @@ impl<'a> TailModel<'a> {
             .map(|a| output_lives.iter().map(|b| a.min(*b)).sum::<f64>())
             .sum::<f64>()
             / (n * n);
+        let output_overlaps = std::array::from_fn(|k| {
+            let life = output_lives[k];
+            output_lives
+                .iter()
+                .map(|&other| {
+                    if other >= life {
+                        life / 2.0
+                    } else {
+                        other - other * other / (2.0 * life)
+                    }
+                })
+                .sum::<f64>()
+                / n
+        });
         TailModel {
             dep,
             inputs,
             output_lives_mean,
             output_lives_min_pair_mean,
+            output_overlaps,
             input_cv2: lognormal_cv2(inputs.input_mean, inputs.input_p99),
             context_in_flight: inputs.input_mean + inputs.output_mean * (1.0 + output_cv2) / 2.0,
             output_lives,
@@ -239,6 +259,31 @@ impl<'a> TailModel<'a> {
             backlog_per_token_s,
             tpot_mean_s: t0 / (1.0 - prefill_share),
         }
+    }
+
+    /// The mean time per output token when the admitted prompts come in
+    /// clumps (`ca2` > 1), s. A prompt is prefilled together with the other
+    /// prompts of its clump, e more than a Poisson stream brings within one
+    /// iteration (the renewal excess,
+    /// [`distributions::renewal_excess_up_to`]), so its tokens are priced in
+    /// that bigger chunk, where they cost their full compute rather than
+    /// the margin one thin chunk adds to a memory-bound decode step. The
+    /// same mean as [`Load::tpot_mean_s`] for Poisson or smoother traffic.
+    fn clumped_tpot_mean_s(&self, lambda: f64, load: &Load, in_flight: f64, ca2: f64) -> f64 {
+        let i = &self.inputs;
+        let t0 = load.t0;
+        // Past a full budget the chunk stops growing: stop counting there.
+        let at_most = load.budget / i.input_mean.max(1.0);
+        let clump = distributions::renewal_excess_up_to(ca2, lambda * t0, at_most);
+        if clump <= 0.0 {
+            return load.tpot_mean_s;
+        }
+        let chunk = ((lambda * i.input_mean * t0).max(i.input_mean) + clump * i.input_mean)
+            .min(load.budget)
+            .max(1.0);
+        let per_token_s = self.prefill_per_token_s(in_flight, chunk, t0);
+        let prefill_share = (per_token_s * lambda * i.input_mean).min(0.99);
+        (t0 / (1.0 - prefill_share)).max(load.tpot_mean_s)
     }
 
     /// Time each of `chunk` prompt tokens adds to a decode iteration of
@@ -347,22 +392,24 @@ impl<'a> TailModel<'a> {
             // The p99 request: a p99 TTFT and p99 output at the mean pace.
             e2e_p99_s: ttft_p99_s + (i.output_p99 - 1.0).max(0.0) * load.tpot_mean_s,
         };
+        // The prompts this replica gets from the router (which spreads
+        // bursts over the replicas, [`Self::prefill_ca2`]) enter the batch
+        // as slots free up: while they queue for a slot (probability
+        // P(wait)) they are admitted at the pace of departures, not in the
+        // arrivals' bursts.
+        let admitted_ca2 = 1.0 + (self.prefill_ca2() - 1.0) * (1.0 - slot_wait.probability);
         let pace = DecodePace {
-            tpot_mean_s: load.tpot_mean_s,
+            tpot_mean_s: self.clumped_tpot_mean_s(lambda, &load, occupancy.in_flight, admitted_ca2),
             // The prompt work beyond the mean comes in bursts and is
             // prefilled in budget-full iterations, where each token costs
             // its full compute (not the margin a thin chunk adds to a
             // memory-bound decode step).
             per_token_s: load.backlog_per_token_s,
             in_flight: occupancy.in_flight,
-            // The prompts this replica gets from the router (which spreads
-            // bursts over the replicas, [`Self::prefill_ca2`]) enter the
-            // batch as slots free up: while they queue for a slot
-            // (probability P(wait)) they are admitted at the pace of
-            // departures, not in the arrivals' bursts.
-            admitted_ca2: 1.0 + (self.prefill_ca2() - 1.0) * (1.0 - slot_wait.probability),
+            admitted_ca2,
             occupancy_peakedness: self.occupancy_swing(&occupancy),
             batch: i.batch,
+            slot_wait_probability: slot_wait.probability,
         };
         (tails, Some(pace))
     }

@@ -515,14 +515,84 @@ fn a_requests_life_is_a_delay_cycle_so_prompt_work_stretches_its_spread() {
     let t0 = model.iteration_s(pace.in_flight, 0.0);
     let dilation = pace.tpot_mean_s / t0;
     assert!(dilation > 1.2, "{dilation}");
+    assert!(pace.slot_wait_probability < 1e-3, "{pace:?}");
     let life = model.output_lives[0];
     let prompts = lambda * pace.tpot_mean_s * life;
     let dispersion = pace.admitted_ca2 + model.input_cv2;
-    let arrivals = pace.per_token_s * 1500.0 * (prompts * dispersion).sqrt() / life;
-    let drift = (model.iteration_s(pace.in_flight + 1.0, 0.0) - t0).max(0.0)
+    // Each prompt: its prefill, and one more sequence decoding beside the
+    // request for as long as both run.
+    let per_sequence = (model.iteration_s(pace.in_flight + 1.0, 0.0) - t0).max(0.0);
+    let work = pace.per_token_s * 1500.0 + per_sequence * model.output_overlaps[0];
+    let arrivals = work * (prompts * dispersion).sqrt() / life;
+    let drift = per_sequence
         * super::tpot::occupancy_sd(pace.occupancy_peakedness, pace.in_flight, pace.batch);
     let sd = 1.0 / tail.points[0].0;
-    assert!((sd / arrivals.hypot(drift) - dilation).abs() < 1e-9, "{sd}");
+    let expected = 1.0 + (dilation - 1.0) * (1.0 - pace.slot_wait_probability);
+    assert!((sd / arrivals.hypot(drift) - expected).abs() < 1e-6, "{sd}");
+    // A full batch admits one prompt per finished sequence: the prompts of
+    // a life follow its iterations, and a longer life brings no more.
+    let full = super::tpot::DecodePace {
+        slot_wait_probability: 1.0,
+        ..pace
+    };
+    let sd_full = 1.0 / model.tpot_tail(lambda, full).points[0].0;
+    assert!(
+        (sd_full / arrivals.hypot(drift) - 1.0).abs() < 1e-6,
+        "{sd_full}"
+    );
+}
+
+#[test]
+fn another_request_decodes_beside_a_life_for_the_shorter_of_the_two() {
+    let dep = h100_8b();
+    let model = TailModel::new(&dep, inputs(1.0));
+    let lives = model.output_lives;
+    let n = lives.len() as f64;
+    for (k, &life) in lives.iter().enumerate() {
+        // Started at a uniform point U·L of this life: E[min(U·L, L')].
+        let expected = lives
+            .iter()
+            .map(|&other| {
+                // Numerically: the mean over U of min(U·L, L').
+                (0..10_000)
+                    .map(|j| ((f64::from(j) + 0.5) / 1e4 * life).min(other))
+                    .sum::<f64>()
+                    / 1e4
+            })
+            .sum::<f64>()
+            / n;
+        let got = model.output_overlaps[k];
+        assert!(
+            (got - expected).abs() < 1e-3 * life,
+            "{k}: {got} vs {expected}"
+        );
+        assert!(got <= life / 2.0 + 1e-9);
+    }
+    // The longest life overlaps each shorter one for nearly all of it.
+    assert!(model.output_overlaps[lives.len() - 1] > 0.5 * model.output_lives_mean);
+}
+
+#[test]
+fn clumped_prompts_are_priced_in_their_clumps_chunk() {
+    let dep = h100_8b();
+    let model = TailModel::new(&dep, inputs(1.0));
+    let lambda = 20.0;
+    let occupancy = model.occupancy(lambda);
+    let load = occupancy.load;
+    let mean = |ca2: f64| model.clumped_tpot_mean_s(lambda, &load, occupancy.in_flight, ca2);
+    // Poisson or smoother: the mean pace, unchanged.
+    assert_eq!(mean(1.0), load.tpot_mean_s);
+    assert_eq!(mean(0.5), load.tpot_mean_s);
+    // Burstier: bigger chunks, each token at more of its full compute.
+    assert!(mean(4.0) > load.tpot_mean_s);
+    assert!(mean(16.0) > mean(4.0));
+    // Never beyond pricing every prompt token in a budget-full iteration.
+    let budget_full = load.t0 / (1.0 - load.backlog_per_token_s * lambda * 1500.0);
+    assert!(
+        mean(1e4) <= budget_full * (1.0 + 1e-9),
+        "{} {budget_full}",
+        mean(1e4)
+    );
 }
 
 #[test]

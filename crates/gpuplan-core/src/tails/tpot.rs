@@ -19,6 +19,8 @@ pub(super) struct DecodePace {
     pub(super) occupancy_peakedness: f64,
     /// See `occupancy_peakedness`.
     pub(super) batch: f64,
+    /// Probability that an arriving request finds every slot busy.
+    pub(super) slot_wait_probability: f64,
 }
 
 /// The TPOT distribution over requests ([`TailModel::tpot_tail`]): the mean,
@@ -91,6 +93,7 @@ impl TailModel<'_> {
             admitted_ca2,
             occupancy_peakedness,
             batch,
+            slot_wait_probability,
         } = pace;
         let i = &self.inputs;
         let ca2 = admitted_ca2;
@@ -99,9 +102,8 @@ impl TailModel<'_> {
         // variance ≈ its mean, as in an M/G/∞ count): a slow swing of every
         // iteration's decode cost that does not average out over L tokens.
         let per_sequence_s =
-            self.iteration_s(in_flight + 1.0, 0.0) - self.iteration_s(in_flight, 0.0);
-        let drift_sd =
-            per_sequence_s.max(0.0) * occupancy_sd(occupancy_peakedness, in_flight, batch);
+            (self.iteration_s(in_flight + 1.0, 0.0) - self.iteration_s(in_flight, 0.0)).max(0.0);
+        let drift_sd = per_sequence_s * occupancy_sd(occupancy_peakedness, in_flight, batch);
         // One request's TPOT at L iterations: the prompt work arriving during
         // its life is a compound count — few, large prompts for a short life,
         // so it is skewed; its standard deviation and skewness (cumulants of
@@ -116,28 +118,37 @@ impl TailModel<'_> {
         // mean L·t0/(1 − ρ) and variance L·t0·σ²/(1 − ρ)³ (the busy period
         // of Takács; the inverse-Gaussian first passage of a Brownian work
         // input), i.e. the count over a fixed life L·t̄, σ²·L·t̄, grown by
-        // (t̄/t0)². Any swing of the decode pace is stretched alike.
+        // (t̄/t0)². Any swing of the decode pace is stretched alike. Only
+        // while slots are free: a full batch admits one prompt per finished
+        // sequence, so the prompts admitted over L iterations follow the
+        // iterations, not their length, and a longer life brings no more
+        // (probability P(wait) that the slots are full).
         let t0 = self.iteration_s(in_flight, 0.0);
-        let dilation = (tpot_mean_s / t0.max(1e-12)).max(1.0);
-        let spread = |life: f64| -> (f64, f64) {
+        let dilation =
+            1.0 + ((tpot_mean_s / t0.max(1e-12)) - 1.0).max(0.0) * (1.0 - slot_wait_probability);
+        // Each prompt prefilled during the life also decodes beside it for
+        // as long as both run (`output_overlaps`): the work it brings is its
+        // prefill plus that many iterations' share of one more sequence.
+        let spread = |life: f64, overlap: f64| -> (f64, f64) {
             let prompts = lambda * tpot_mean_s * life;
-            let arrivals = per_token_s * i.input_mean * (prompts * dispersion).sqrt() / life;
+            let prompt_work_s = per_token_s * i.input_mean + per_sequence_s * overlap;
+            let arrivals = prompt_work_s * (prompts * dispersion).sqrt() / life;
             let sd = (arrivals.hypot(drift_sd) * dilation).max(1e-12);
             let skew = arrivals_skew_at_one / prompts.max(1e-9).sqrt() * (arrivals / sd).powi(3);
             (sd, skew.min(2.0))
         };
-        let lives = &self.output_lives;
         // Per output length: 1/σ and the Cornish–Fisher terms of
         // x = μ + σ(z + (z² − 1)·γ/6), solved for z (the root that grows with x).
         let points: [(f64, f64, f64); OUTPUT_POINTS] = std::array::from_fn(|k| {
-            let (sd, skew) = spread(lives[k]);
+            let (sd, skew) = spread(self.output_lives[k], self.output_overlaps[k]);
             let a = skew / 6.0;
             (1.0 / sd, a, 1.0 / (2.0 * a))
         });
         TpotTail {
             tpot_mean_s,
             points,
-            bracket_s: 20.0 * spread(1.0).0 + 1e-9,
+            // A one-iteration life overlaps half of itself with each other.
+            bracket_s: 20.0 * spread(1.0, 0.5).0 + 1e-9,
         }
     }
 }
