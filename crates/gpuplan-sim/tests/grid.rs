@@ -187,12 +187,12 @@ fn analytical_tails_track_the_simulator_on_a_grid() {
         share(&tpot_err, 0.15) * 100.0
     );
     // Regression floors a little under what the model reaches today (TTFT
-    // 89 % within 15 %, 99 % within 30 %; TPOT 89 % within 15 %, against the
+    // 89 % within 15 %, 99 % within 30 %; TPOT 94 % within 15 %, against the
     // mean of three seeds' p99s of 100,000 requests each; the target
     // is 90 % within 15 %): a change to the tail model or the simulator that
     // loses agreement fails.
     assert_eq!(rows.len(), grid().len(), "every grid point has a plan");
-    assert!(share(&tpot_err, 0.15) >= 0.84, "TPOT agreement fell");
+    assert!(share(&tpot_err, 0.15) >= 0.90, "TPOT agreement fell");
     assert!(share(&ttft_err, 0.30) >= 0.96, "TTFT agreement fell");
     assert!(share(&ttft_err, 0.15) >= 0.85, "TTFT agreement fell");
     // Smooth traffic well below the knee is where the model must be right.
