@@ -244,10 +244,7 @@ impl<'a> TailModel<'a> {
         // a decode step is shared by every prompt in it. Over a single
         // short prompt it would make a lighter load look costlier than a
         // heavier one (fewer requests per replica must never be worse).
-        let chunk = (lambda * i.input_mean * t0)
-            .max(i.input_mean)
-            .min(budget)
-            .max(1.0);
+        let chunk = self.arrivals_chunk(lambda, t0).min(budget).max(1.0);
         let per_token_s = self.prefill_per_token_s(in_flight, chunk, t0);
         let backlog_per_token_s = self.prefill_per_token_s(in_flight, budget, t0);
         // Mean iteration: t = t0 + (prompt tokens arriving per iteration) × per-token cost.
@@ -259,6 +256,12 @@ impl<'a> TailModel<'a> {
             backlog_per_token_s,
             tpot_mean_s: t0 / (1.0 - prefill_share),
         }
+    }
+
+    /// Prompt tokens an iteration of `t0` s carries at `lambda` requests/s
+    /// (λ·I·t0), at least one whole prompt.
+    fn arrivals_chunk(&self, lambda: f64, t0: f64) -> f64 {
+        (lambda * self.inputs.input_mean * t0).max(self.inputs.input_mean)
     }
 
     /// The mean time per output token when the admitted prompts come in
@@ -278,7 +281,7 @@ impl<'a> TailModel<'a> {
         if clump <= 0.0 {
             return load.tpot_mean_s;
         }
-        let chunk = ((lambda * i.input_mean * t0).max(i.input_mean) + clump * i.input_mean)
+        let chunk = (self.arrivals_chunk(lambda, t0) + clump * i.input_mean)
             .min(load.budget)
             .max(1.0);
         let per_token_s = self.prefill_per_token_s(in_flight, chunk, t0);
@@ -376,6 +379,14 @@ impl<'a> TailModel<'a> {
         let prefill = (prefill_mean_s, prefill_p99_s);
         let (ttft_p99_s, co_batched_s) =
             self.ttft_p99_s(lambda, &load, &slot_wait, &prefill_wait, prefill);
+        // The prompts this replica gets from the router (which spreads
+        // bursts over the replicas, [`Self::prefill_ca2`]) enter the batch
+        // as slots free up: while they queue for a slot (probability
+        // P(wait)) they are admitted at the pace of departures, not in the
+        // arrivals' bursts.
+        let admitted_ca2 = 1.0 + (self.prefill_ca2() - 1.0) * (1.0 - slot_wait.probability);
+        let tpot_mean_s =
+            self.clumped_tpot_mean_s(lambda, &load, occupancy.in_flight, admitted_ca2);
         let tails = Tails {
             slot_wait_probability: slot_wait.probability,
             slot_wait_p99_s: slot_wait.quantile_s,
@@ -386,20 +397,14 @@ impl<'a> TailModel<'a> {
             prefill_p99_s,
             co_batched_prefill_s: co_batched_s,
             ttft_p99_s,
-            tpot_mean_ms: load.tpot_mean_s * 1e3,
-            tpot_p99_ms: load.tpot_mean_s * 1e3,
+            tpot_mean_ms: tpot_mean_s * 1e3,
+            tpot_p99_ms: tpot_mean_s * 1e3,
             itl_p99_ms: self.itl_p99_s(lambda, &load) * 1e3,
             // The p99 request: a p99 TTFT and p99 output at the mean pace.
-            e2e_p99_s: ttft_p99_s + (i.output_p99 - 1.0).max(0.0) * load.tpot_mean_s,
+            e2e_p99_s: ttft_p99_s + (i.output_p99 - 1.0).max(0.0) * tpot_mean_s,
         };
-        // The prompts this replica gets from the router (which spreads
-        // bursts over the replicas, [`Self::prefill_ca2`]) enter the batch
-        // as slots free up: while they queue for a slot (probability
-        // P(wait)) they are admitted at the pace of departures, not in the
-        // arrivals' bursts.
-        let admitted_ca2 = 1.0 + (self.prefill_ca2() - 1.0) * (1.0 - slot_wait.probability);
         let pace = DecodePace {
-            tpot_mean_s: self.clumped_tpot_mean_s(lambda, &load, occupancy.in_flight, admitted_ca2),
+            tpot_mean_s,
             // The prompt work beyond the mean comes in bursts and is
             // prefilled in budget-full iterations, where each token costs
             // its full compute (not the margin a thin chunk adds to a
