@@ -95,8 +95,19 @@ fn requests_per_run() -> u64 {
         .unwrap_or(100_000)
 }
 
-/// Simulator seeds each grid point runs with.
-const SEEDS: [u64; 3] = [1, 2, 3];
+/// Simulator seeds each grid point runs with: 1 to 9. `GRID_SEEDS=n` runs
+/// n seeds, and `GRID_SEED_OFFSET=k` starts them at k + 1, to see how far
+/// the reference itself moves.
+fn seeds() -> Vec<u64> {
+    let env = |name: &str, default: u64| {
+        std::env::var(name)
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(default)
+    };
+    let (n, offset) = (env("GRID_SEEDS", 9), env("GRID_SEED_OFFSET", 0));
+    (offset + 1..=offset + n.max(1)).collect()
+}
 
 struct Row {
     point: Point,
@@ -121,9 +132,9 @@ fn analytical_tails_track_the_simulator_on_a_grid() {
         let Some(p) = report.plans.first() else {
             continue;
         };
-        // The simulated p99s averaged over three seeds of 100,000 requests
+        // The simulated p99s averaged over nine seeds of 100,000 requests
         // each (see `requests_per_run`).
-        let runs: Vec<_> = SEEDS
+        let runs: Vec<_> = seeds()
             .iter()
             .map(|&seed| {
                 simulate_plan(
@@ -186,15 +197,17 @@ fn analytical_tails_track_the_simulator_on_a_grid() {
         share(&ttft_err, 0.30) * 100.0,
         share(&tpot_err, 0.15) * 100.0
     );
-    // Regression floors a little under what the model reaches today (TTFT
-    // 89 % within 15 %, 99 % within 30 %; TPOT 94 % within 15 %, against the
-    // mean of three seeds' p99s of 100,000 requests each; the target
-    // is 90 % within 15 %): a change to the tail model or the simulator that
-    // loses agreement fails.
+    // Regression floors a little under what the model reaches today against
+    // the mean of nine seeds' p99s of 100,000 requests each (TTFT 92 %
+    // within 15 %, 100 % within 30 %; TPOT 94 % within 15 %; the issue's
+    // target is 90 % within 15 %). The reference itself moves: seeds 10–18
+    // give TTFT 85 %, all eighteen 87.5 % (`GRID_SEEDS`, `GRID_SEED_OFFSET`),
+    // because a bursty point's p99 is set by its few largest clumps. A change
+    // to the tail model or the simulator that loses agreement fails.
     assert_eq!(rows.len(), grid().len(), "every grid point has a plan");
     assert!(share(&tpot_err, 0.15) >= 0.90, "TPOT agreement fell");
     assert!(share(&ttft_err, 0.30) >= 0.96, "TTFT agreement fell");
-    assert!(share(&ttft_err, 0.15) >= 0.85, "TTFT agreement fell");
+    assert!(share(&ttft_err, 0.15) >= 0.88, "TTFT agreement fell");
     // Smooth traffic well below the knee is where the model must be right.
     let easy: Vec<&Row> = rows
         .iter()
