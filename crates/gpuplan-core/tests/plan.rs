@@ -485,6 +485,14 @@ fn more_memory_never_hurts_on_the_ci_counterexample() {
     check_more_memory_never_hurts(32.244_083_163_198_94, 1_334.762_221_643_604).unwrap();
 }
 
+/// The second counterexample (2026-12-06): pricing a prompt token over the
+/// Poisson count of prompts per chunk (a model change since backed out) cost
+/// the doubled L4 its 6-replica plan at this rate and TTFT target.
+#[test]
+fn more_memory_never_hurts_on_the_l4_chunk_counterexample() {
+    check_more_memory_never_hurts(13.807_277_922_923_454, 1_532.845_380_589_119_7).unwrap();
+}
+
 /// A factor the fit marks as shaping only the benchmark harnesses must not
 /// move any plan: the same workload plans identically at both its bounds.
 #[test]

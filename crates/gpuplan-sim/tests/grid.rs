@@ -226,17 +226,16 @@ fn analytical_tails_track_the_simulator_on_a_grid() {
         "TTFT misses within two standard errors of the 15% band (the seeds cannot settle them): {unsettled}"
     );
     // Regression floors a little under what the model reaches today against
-    // the mean of nine seeds' p99s of 100,000 requests each (TTFT 86 %
-    // within 15 %, 99 % within 30 %; TPOT 94 % within 15 %; the issue's
-    // target is 90 % within 15 %). The reference itself moves: seeds 1–3
-    // alone gave TTFT 89 %, seeds 10–18 give 85 %, all eighteen 84.7 %
-    // (`GRID_SEEDS`, `GRID_SEED_OFFSET`), because a bursty point's p99 is
-    // set by its few largest clumps. A change to the tail model or the
-    // simulator that loses agreement fails.
+    // the mean of nine seeds' p99s of 100,000 requests each (TTFT 92 %
+    // within 15 %, 100 % within 30 %; TPOT 94 % within 15 %; the issue's
+    // target is 90 % within 15 %). The reference itself moves: seeds 10–18
+    // give TTFT 85 %, all eighteen 87.5 % (`GRID_SEEDS`, `GRID_SEED_OFFSET`),
+    // because a bursty point's p99 is set by its few largest clumps. A
+    // change to the tail model or the simulator that loses agreement fails.
     assert_eq!(rows.len(), grid().len(), "every grid point has a plan");
     assert!(share(&tpot_err, 0.15) >= 0.90, "TPOT agreement fell");
     assert!(share(&ttft_err, 0.30) >= 0.96, "TTFT agreement fell");
-    assert!(share(&ttft_err, 0.15) >= 0.85, "TTFT agreement fell");
+    assert!(share(&ttft_err, 0.15) >= 0.88, "TTFT agreement fell");
     // Smooth traffic well below the knee is where the model must be right.
     let easy: Vec<&Row> = rows
         .iter()

@@ -144,6 +144,54 @@ impl CapacityContext<'_> {
         )
     }
 
+    /// The tails of one of `replicas` replicas at `lambda` requests/s each:
+    /// the pooled model's ([`Self::tail_model_of_one_in`]), unless they miss
+    /// an SLO that the replica alone meets at the same rate. A
+    /// least-outstanding router never serves a replica worse than splitting
+    /// the stream blindly, so where the two approximations disagree at an
+    /// SLO's edge the replica alone stands (without this a plan sized on one
+    /// replica's capacity could fail its own fleet check by 0.01 %, and a
+    /// bigger GPU whose cap search landed on that edge lose its plan).
+    pub(crate) fn fleet_tails(
+        &self,
+        dep: &Deployment,
+        batch: u64,
+        service_s: f64,
+        replicas: u32,
+        lambda: f64,
+    ) -> Tails {
+        let pooled = self
+            .tail_model_of_one_in(dep, batch, service_s, replicas)
+            .at(lambda);
+        if replicas <= 1 || meets_slo(self.workload, &pooled) {
+            return pooled;
+        }
+        let alone = self.tail_model(dep, batch, service_s).at(lambda);
+        if meets_slo(self.workload, &alone) {
+            alone
+        } else {
+            pooled
+        }
+    }
+
+    /// Whether one of `replicas` replicas meets every SLO at `lambda`
+    /// requests/s each: [`Self::fleet_tails`] without computing tails a
+    /// verdict does not need.
+    fn fleet_passes(
+        &self,
+        dep: &Deployment,
+        batch: u64,
+        service_s: f64,
+        replicas: u32,
+        lambda: f64,
+    ) -> bool {
+        let w = self.workload;
+        let passes =
+            |model: TailModel<'_>| model.passes(lambda, w.slo.tpot_ms_p99, |t| meets_slo(w, t));
+        passes(self.tail_model_of_one_in(dep, batch, service_s, replicas))
+            || (replicas > 1 && passes(self.tail_model(dep, batch, service_s)))
+    }
+
     /// Longest sequence the p99 request reaches (prompt + output), tokens.
     pub fn context_p99(&self) -> u64 {
         context_p99(self.workload)
@@ -549,9 +597,7 @@ fn pooled_replicas(cx: &CapacityContext<'_>, dep: &Deployment, cap: &CapChoice, 
         let lambda = peak_share_rps(w, n as f64, loss);
         let replicas = u32::try_from(n).unwrap_or(u32::MAX);
         lambda <= cap.max_rps * w.constraints.max_utilization
-            && cx
-                .tail_model_of_one_in(dep, cap.batch, cap.service_s, replicas)
-                .passes(lambda, w.slo.tpot_ms_p99, |t| meets_slo(w, t))
+            && cx.fleet_passes(dep, cap.batch, cap.service_s, replicas, lambda)
     };
     // The smallest n in [1, most − 1] that passes; `most` stands for itself.
     let (mut lo, mut hi) = (1u64, most);

@@ -130,14 +130,13 @@ pub(crate) fn price_plan(
     };
     let usd_per_hour = f64::from(fleet.instances) * buy.list_price * (1.0 - discount);
     let lambda = peak_share_rps(w, f64::from(fleet.replicas), loss);
-    let tails = cx
-        .tail_model_of_one_in(
-            &choice.dep,
-            choice.cap.batch,
-            choice.cap.service_s,
-            fleet.replicas,
-        )
-        .at(lambda);
+    let tails = cx.fleet_tails(
+        &choice.dep,
+        choice.cap.batch,
+        choice.cap.service_s,
+        fleet.replicas,
+        lambda,
+    );
     slo_at_peak(w, &tails, lambda)?;
     let at_peak = AtPeak { lambda, tails };
     Ok(assemble(

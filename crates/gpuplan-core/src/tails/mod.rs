@@ -166,6 +166,11 @@ pub struct TailModel<'a> {
 /// Points of the output-length distribution the TPOT tail is averaged over.
 const OUTPUT_POINTS: usize = 24;
 
+/// Mean prompts per iteration up to which [`TailModel::arrivals_per_token_s`]
+/// sums the Poisson count term by term; beyond, the count is near normal
+/// and three points price it.
+const POISSON_CHUNK_TERMS_UP_TO: f64 = 16.0;
+
 impl<'a> TailModel<'a> {
     /// The model for `dep` serving `inputs`.
     pub fn new(dep: &'a Deployment, inputs: TailInputs) -> Self {
@@ -238,14 +243,13 @@ impl<'a> TailModel<'a> {
         let budget = (i.max_batched_tokens - in_flight / pp)
             .max(i.max_batched_tokens * 0.1)
             .max(1.0);
-        // What a prefill token costs, measured over the prompt tokens an
-        // iteration actually carries at this rate (λ·I·t0, at least one
-        // prompt, at most the budget): the fixed part of adding prefill to
-        // a decode step is shared by every prompt in it. Over a single
-        // short prompt it would make a lighter load look costlier than a
-        // heavier one (fewer requests per replica must never be worse).
-        let chunk = self.arrivals_chunk(lambda, t0).min(budget).max(1.0);
-        let per_token_s = self.prefill_per_token_s(in_flight, chunk, t0);
+        // What a prefill token costs, measured over the chunks the arrivals
+        // at this rate make (whole prompts, at most the budget): the fixed
+        // part of adding prefill to a decode step is shared by every prompt
+        // in it. Priced over a single short prompt it would make a lighter
+        // load look costlier than a heavier one (fewer requests per replica
+        // must never be worse).
+        let per_token_s = self.arrivals_per_token_s(lambda, in_flight, t0, budget);
         let backlog_per_token_s = self.prefill_per_token_s(in_flight, budget, t0);
         // Mean iteration: t = t0 + (prompt tokens arriving per iteration) × per-token cost.
         let prefill_share = (per_token_s * lambda * i.input_mean).min(0.99);
@@ -255,6 +259,54 @@ impl<'a> TailModel<'a> {
             per_token_s,
             backlog_per_token_s,
             tpot_mean_s: t0 / (1.0 - prefill_share),
+        }
+    }
+
+    /// What a prompt token adds to a decode iteration of `t0` s, averaged
+    /// over the chunks the arrivals make, s. An iteration prefills the k
+    /// prompts that arrived during the one before, k Poisson with mean
+    /// m = λ·t0 (at least one: an iteration without prompts adds nothing),
+    /// and a token's cost depends on its chunk: the fixed part of adding
+    /// prefill to a decode step is shared by every prompt in it, and a thin
+    /// chunk rides on a memory-bound step where a thick one pays full
+    /// compute. So the mean is the token-weighted Σ P(k)·k·c(k·I) / Σ P(k)·k,
+    /// not the cost of the mean chunk (Jensen: c is not linear in k).
+    fn arrivals_per_token_s(&self, lambda: f64, in_flight: f64, t0: f64, budget: f64) -> f64 {
+        let prompt = self.inputs.input_mean.max(1.0);
+        let mean_prompts = lambda * t0;
+        let at = |prompts: f64| {
+            self.prefill_per_token_s(in_flight, (prompts * prompt).min(budget).max(1.0), t0)
+        };
+        // Weights k·P(k) with P Poisson(m): exact for few prompts; for many,
+        // three-point Gauss–Hermite over the normal limit N(m, m).
+        let (mut weighted, mut weight) = (0.0, 0.0);
+        if mean_prompts >= POISSON_CHUNK_TERMS_UP_TO {
+            let spread = (3.0 * mean_prompts).sqrt();
+            for (prompts, p) in [
+                (mean_prompts - spread, 1.0 / 6.0),
+                (mean_prompts, 2.0 / 3.0),
+                (mean_prompts + spread, 1.0 / 6.0),
+            ] {
+                weighted += p * prompts * at(prompts);
+                weight += p * prompts;
+            }
+        } else {
+            let mut p = (-mean_prompts).exp();
+            let mut k = 0.0;
+            while k < 4.0 * POISSON_CHUNK_TERMS_UP_TO {
+                k += 1.0;
+                p *= mean_prompts / k;
+                weighted += k * p * at(k);
+                weight += k * p;
+                if k > mean_prompts && k * p < 1e-4 * weight {
+                    break;
+                }
+            }
+        }
+        if weight > 0.0 {
+            weighted / weight
+        } else {
+            at(1.0)
         }
     }
 

@@ -109,9 +109,9 @@ impl TailModel<'_> {
     /// bursty stream ([`Self::router_choices`]) (with d sampled replicas
     /// this is exactly the power-of-d-choices result, Mitzenmacher 2001; the
     /// router sees every replica, but its signal, the count of requests in
-    /// flight, mixes prefill backlog with decodes).
-    /// `p99_s` is left NaN (the costly part): [`Self::prefill_wait`] fills it.
-    pub(super) fn prefill_wait_without_p99(&self, lambda: f64, load: &Load) -> Option<PrefillWait> {
+    /// flight, mixes prefill backlog with decodes). Its p99 solves
+    /// P(W > t) = P·e^(−t/m) + π·(1 − t/t_c)⁺ = 1 %.
+    pub(super) fn prefill_wait(&self, lambda: f64, load: &Load) -> Option<PrefillWait> {
         let rho = self.prefill_utilization(lambda, load);
         if rho >= 1.0 {
             return None;
@@ -133,7 +133,7 @@ impl TailModel<'_> {
         let chunk_iteration_s =
             load.t0 + self.inputs.input_mean.min(load.budget) * load.backlog_per_token_s;
         let in_chunk = (rho - probability).max(0.0);
-        Some(PrefillWait {
+        let mut wait = PrefillWait {
             utilization: rho,
             mean_s: probability * conditional_mean_s + in_chunk * chunk_iteration_s / 2.0,
             p99_s: f64::NAN,
@@ -141,13 +141,7 @@ impl TailModel<'_> {
             queue_conditional_mean_s: conditional_mean_s,
             in_chunk_probability: in_chunk,
             chunk_iteration_s,
-        })
-    }
-
-    /// [`Self::prefill_wait_without_p99`] with its p99:
-    /// P(W > t) = P·e^(−t/m) + π·(1 − t/t_c)⁺ = 1 %.
-    pub(super) fn prefill_wait(&self, lambda: f64, load: &Load) -> Option<PrefillWait> {
-        let mut wait = self.prefill_wait_without_p99(lambda, load)?;
+        };
         wait.p99_s = wait_quantile(
             |t| wait.exceeds(t),
             0.99,

@@ -101,7 +101,8 @@ impl TailModel<'_> {
         // varies with its output length (c_s² of the output) over its
         // decode share; the prompt and its prefill are the same for all.
         let departures_cv2 = i.cs2 * full.decode_share.powi(2);
-        let wait_scale = (i.ca2 + departures_cv2) / 2.0;
+        let wait_scale = (i.ca2 + departures_cv2) / 2.0
+            * smooth_arrivals_correction(offered / slots, i.ca2, departures_cv2);
         let conditional_mean_s = wait_scale / drain;
         WaitSummary {
             probability,
@@ -116,24 +117,26 @@ impl TailModel<'_> {
 
     /// Departures of one replica whose slots are all busy, per s, and the
     /// decode share of a slot's time then: c/S(c), with S(c) the slot time
-    /// of a full batch (longer iterations than at the mean occupancy), its
-    /// wait for prefill compute included (a request holds its slot from
-    /// admission). While a queue stands prompts enter as slots free up, so
-    /// the prefill work in S(c) comes at the departure rate itself, not the
+    /// of a full batch (longer iterations than at the mean occupancy). The
+    /// engine admits a waiting request only into a step with token budget
+    /// left, after the prompts already running took theirs (vLLM V1), so a
+    /// request waits for prefill compute in the waiting queue, not in a
+    /// slot: S(c) is its own prefill beside the decodes and its decodes. While
+    /// a queue stands prompts enter as slots free up, so the prefill work
+    /// in every iteration comes at the departure rate itself, not the
     /// arrival rate: μ solves μ·S(c; μ) = c (S grows with μ).
-    /// `None` when even the arrival rate fills the slots for good.
+    /// `None` when even the arrival rate fills the slots for good, or the
+    /// prefill queue cannot keep up with the departures.
     pub(super) fn full_batch_departures(&self, lambda: f64) -> Option<FullBatch> {
         let i = &self.inputs;
         let full = i.batch;
         let prefill_s = self.prefill_beside_decodes_s(i.input_mean, full);
         let slot_s = |admitted: f64| -> f64 {
             let load = self.load(admitted, full);
-            match self.prefill_wait_without_p99(admitted, &load) {
-                Some(wait) => {
-                    wait.mean_s + prefill_s + (i.output_mean - 1.0).max(0.0) * load.tpot_mean_s
-                }
-                None => f64::INFINITY,
+            if self.prefill_utilization(admitted, &load) >= 1.0 {
+                return f64::INFINITY;
             }
+            prefill_s + (i.output_mean - 1.0).max(0.0) * load.tpot_mean_s
         };
         let at_arrivals = slot_s(lambda);
         if lambda * at_arrivals >= full || at_arrivals.is_nan() {
@@ -205,6 +208,22 @@ pub(super) struct Occupancy {
     pub(super) slot_prefill_s: f64,
     /// Iteration times at this occupancy.
     pub(super) load: Load,
+}
+
+/// Krämer and Langenbach-Belz's correction of the heavy-traffic wait for
+/// arrivals smoother than Poisson (c_a² < 1) at utilisation ρ:
+/// exp(−2(1 − ρ)(1 − c_a²)² / (3ρ(c_a² + c_s²))) ("Approximate formulae
+/// for the delay in the queueing system GI/G/1", ITC 8, 1976; Whitt's QNA
+/// uses it for GI/G/1), applied here to the slot queue's heavy-traffic
+/// scale. A smooth stream waits less than (c_a² + c_s²)/2 says away from
+/// saturation; 1 for Poisson or burstier arrivals, and it tends to 1 as
+/// ρ → 1.
+pub(super) fn smooth_arrivals_correction(rho: f64, ca2: f64, cs2: f64) -> f64 {
+    if ca2 >= 1.0 || rho <= 0.0 {
+        return 1.0;
+    }
+    let rho = rho.min(1.0);
+    (-2.0 * (1.0 - rho) * (1.0 - ca2).powi(2) / (3.0 * rho * (ca2 + cs2).max(1e-9))).exp()
 }
 
 /// Whitt's peakedness 1 + (c_a² − 1)·ψ of the occupancy of renewal

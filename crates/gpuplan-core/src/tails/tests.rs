@@ -259,8 +259,9 @@ fn the_prompts_batched_with_a_prompt_have_the_renewal_counts_tail() {
 #[test]
 fn a_full_batch_frees_slots_at_its_own_pace() {
     // Once every slot is busy, slots free up at μ = c / S(c): the slot time
-    // of a full batch, its prefill wait included, with prompts entering at
-    // the departure rate itself (μ·S(c; μ) = c).
+    // of a full batch (its own prefill beside the decodes and its decodes;
+    // a request waits for prefill compute before it takes a slot), with
+    // prompts entering at the departure rate itself (μ·S(c; μ) = c).
     let dep = h100_8b();
     let model = TailModel::new(&dep, inputs(4.0));
     let lambda = rate_with_slot_wait(&model, 0.05);
@@ -268,9 +269,7 @@ fn a_full_batch_frees_slots_at_its_own_pace() {
     let full = model.full_batch_departures(lambda).unwrap();
     let slot_full_s = |admitted: f64| {
         let load = model.load(admitted, 64.0);
-        model.prefill_wait(admitted, &load).unwrap().mean_s
-            + model.prefill_beside_decodes_s(1500.0, 64.0)
-            + 59.0 * load.tpot_mean_s
+        model.prefill_beside_decodes_s(1500.0, 64.0) + 59.0 * load.tpot_mean_s
     };
     assert!((full.rate * slot_full_s(full.rate) / 64.0 - 1.0).abs() < 1e-3);
     // Above the arrival rate (the queue is stable), below what a full batch
@@ -279,6 +278,11 @@ fn a_full_batch_frees_slots_at_its_own_pace() {
     assert!(full.rate < 64.0 / slot_full_s(lambda));
     assert!(full.rate < 64.0 / occupancy.slot_s);
     assert!(full.decode_share > 0.0 && full.decode_share < 1.0);
+    // While the slots are full, admissions follow departures: the arrivals'
+    // bursts do not reach the full batch's pace.
+    let poisson = TailModel::new(&dep, inputs(1.0));
+    let poisson_full = poisson.full_batch_departures(lambda).unwrap();
+    assert!((poisson_full.rate / full.rate - 1.0).abs() < 1e-9);
     // The conditional wait is Köllerström's heavy-traffic exponential:
     // (c_a² + c_s²·share²)/2 over μ − λ.
     let wait = model.slot_wait(lambda, &occupancy);
@@ -288,7 +292,8 @@ fn a_full_batch_frees_slots_at_its_own_pace() {
         (conditional / expected - 1.0).abs() < 1e-9,
         "{conditional} {expected}"
     );
-    // Fixed outputs from smooth arrivals: only the arrivals' c_a² is left.
+    // Fixed outputs from smooth arrivals: only the arrivals' c_a² is left,
+    // lowered by Krämer–Langenbach-Belz's factor at the slots' utilisation.
     let smooth = TailModel::new(
         &dep,
         TailInputs {
@@ -298,10 +303,63 @@ fn a_full_batch_frees_slots_at_its_own_pace() {
         },
     );
     let lambda = rate_with_slot_wait(&smooth, 0.05);
-    let wait = smooth.slot_wait(lambda, &smooth.occupancy(lambda));
+    let occupancy = smooth.occupancy(lambda);
+    let wait = smooth.slot_wait(lambda, &occupancy);
     let full = smooth.full_batch_departures(lambda).unwrap();
     let conditional = wait.mean_s / wait.probability;
-    assert!((conditional * (full.rate - lambda) - 0.125).abs() < 1e-9);
+    let rho = lambda * occupancy.slot_s / 64.0;
+    let klb = (-2.0 * (1.0 - rho) * 0.75f64.powi(2) / (3.0 * rho * 0.25)).exp();
+    assert!(klb < 1.0);
+    assert!((conditional * (full.rate - lambda) - 0.125 * klb).abs() < 1e-9);
+}
+
+#[test]
+fn smooth_arrivals_wait_less_than_the_heavy_traffic_formula_away_from_saturation() {
+    use super::slots::smooth_arrivals_correction as klb;
+    // Poisson or burstier: no correction.
+    assert_eq!(klb(0.5, 1.0, 0.5), 1.0);
+    assert_eq!(klb(0.5, 4.0, 0.5), 1.0);
+    // Smooth: below one, more so the smoother and the lighter the load,
+    // and none at saturation.
+    assert!(klb(0.5, 0.25, 0.5) < 1.0);
+    assert!(klb(0.5, 0.1, 0.5) < klb(0.5, 0.5, 0.5));
+    assert!(klb(0.3, 0.25, 0.5) < klb(0.9, 0.25, 0.5));
+    assert!((klb(1.0, 0.25, 0.5) - 1.0).abs() < 1e-12);
+    // D/D/1-like limit stays finite and positive.
+    assert!(klb(0.5, 0.0, 0.0) >= 0.0);
+}
+
+#[test]
+fn a_prompt_token_is_priced_over_the_chunks_poisson_arrivals_make() {
+    let dep = h100_8b();
+    let model = TailModel::new(&dep, inputs(1.0));
+    let (in_flight, budget) = (32.0, 8192.0);
+    let t0 = model.iteration_s(in_flight, 0.0);
+    let one_prompt = model.prefill_per_token_s(in_flight, 1500.0, t0);
+    // Few arrivals per iteration: nearly always one prompt per chunk.
+    let sparse = model.arrivals_per_token_s(0.01 / t0, in_flight, t0, budget);
+    assert!(
+        (sparse / one_prompt - 1.0).abs() < 0.01,
+        "{sparse} {one_prompt}"
+    );
+    // About one arrival per iteration: the token-weighted mean over chunks of
+    // k ~ Poisson(1) prompts, summed directly here.
+    let mut weighted = 0.0;
+    let mut weight = 0.0;
+    let mut p = (-1.0f64).exp();
+    for k in 1..40 {
+        p *= 1.0 / k as f64;
+        let chunk = (k as f64 * 1500.0).min(budget);
+        weighted += k as f64 * p * model.prefill_per_token_s(in_flight, chunk, t0);
+        weight += k as f64 * p;
+    }
+    let one_per_iteration = model.arrivals_per_token_s(1.0 / t0, in_flight, t0, budget);
+    assert!((one_per_iteration / (weighted / weight) - 1.0).abs() < 1e-3);
+    // Many arrivals: near the cost of the mean chunk, continuous where the
+    // Poisson sum hands over to the normal limit.
+    let below = model.arrivals_per_token_s(15.99 / t0, in_flight, t0, 1e9);
+    let above = model.arrivals_per_token_s(16.01 / t0, in_flight, t0, 1e9);
+    assert!((below / above - 1.0).abs() < 0.01, "{below} {above}");
 }
 
 #[test]
