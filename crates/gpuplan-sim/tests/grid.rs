@@ -229,9 +229,11 @@ fn analytical_tails_track_the_simulator_on_a_grid() {
     // the mean of nine seeds' p99s of 100,000 requests each (TTFT 92 %
     // within 15 %, 100 % within 30 %; TPOT 94 % within 15 %; the issue's
     // target is 90 % within 15 %). The reference itself moves: seeds 10–18
-    // give TTFT 85 %, all eighteen 87.5 % (`GRID_SEEDS`, `GRID_SEED_OFFSET`),
-    // because a bursty point's p99 is set by its few largest clumps. A
-    // change to the tail model or the simulator that loses agreement fails.
+    // give TTFT 85 %, all eighteen 87.5 %, thirty-six 86 % (`GRID_SEEDS`,
+    // `GRID_SEED_OFFSET`), because a bursty point's p99 is set by its few
+    // largest clumps (1500/100 tokens at c_v 4 moves by 8 % from 18 to 36
+    // seeds). A change to the tail model or the simulator that loses
+    // agreement fails.
     assert_eq!(rows.len(), grid().len(), "every grid point has a plan");
     assert!(share(&tpot_err, 0.15) >= 0.90, "TPOT agreement fell");
     assert!(share(&ttft_err, 0.30) >= 0.96, "TTFT agreement fell");
