@@ -432,9 +432,13 @@ mod tests {
             "{BUNDLED_CALIBRATION}compute_efficiency.Hopper.8,0.5,0,1,x\n"
         ));
         assert!(e.contains(&format!("line {dup_line}")), "{e}");
+        let hopper8 = BUNDLED_CALIBRATION
+            .lines()
+            .find(|l| l.starts_with("compute_efficiency.Hopper.8,"))
+            .unwrap();
         let e = parse_err(&BUNDLED_CALIBRATION.replace(
-            "compute_efficiency.Hopper.8,0.5835,0.05,1",
-            "compute_efficiency.Hopper.8,50,0,100",
+            hopper8,
+            "compute_efficiency.Hopper.8,50,0,100,out of bounds",
         ));
         assert!(
             e.contains("compute_efficiency.Hopper.8.value (line 4)")
@@ -442,7 +446,11 @@ mod tests {
                 && e.contains("0.05 to 1"),
             "{e}"
         );
-        let e = parse_err(&BUNDLED_CALIBRATION.replace("0.5835", "lots"));
+        let value = hopper8.split(',').nth(1).unwrap();
+        let e = parse_err(&BUNDLED_CALIBRATION.replace(
+            hopper8,
+            &hopper8.replacen(&format!(",{value},"), ",lots,", 1),
+        ));
         assert!(e.contains("line 4"), "{e}");
     }
 

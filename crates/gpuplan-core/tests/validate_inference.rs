@@ -121,3 +121,37 @@ fn the_fit_reports_its_starts_and_drops_factors_no_row_pins() {
         assert!(f.loss_rise_pct.is_some_and(f64::is_finite), "{}", f.name);
     }
 }
+
+/// A trtllm-bench row that states its request count is predicted as that
+/// finite run: a few batches' worth of requests pay for the ramp-up and the
+/// drain (below the steady state), many batches' worth approach it.
+#[test]
+fn a_max_throughput_row_with_a_request_count_is_a_finite_run() {
+    let catalog = Catalog::embedded().unwrap();
+    let rows = parse_benchmarks("benchmarks_dev.csv", BUNDLED_BENCHMARKS_DEV).unwrap();
+    let cal = Calibration::bundled();
+    // 70B FP8 on 2 × H100, 128/2048: a few hundred sequences in flight.
+    let base = rows
+        .iter()
+        .find(|r| r.id == "trtllm-main-037")
+        .expect("row trtllm-main-037")
+        .clone();
+    assert!(base.requests.is_none() && base.scenario == "offline");
+    let predict = |requests: Option<u64>| {
+        let row = gpuplan_catalog::BenchmarkRow {
+            requests,
+            ..base.clone()
+        };
+        validate(&catalog, &[row], &cal).rows[0].predicted.unwrap()
+    };
+    let steady = predict(None);
+    let short = predict(Some(1000));
+    let documented = predict(Some(3000));
+    let long = predict(Some(300_000));
+    assert!(
+        short < documented && documented < steady,
+        "{short} {documented} {steady}"
+    );
+    assert!(short < 0.95 * steady, "{short} vs {steady}");
+    assert!((long / steady - 1.0).abs() < 0.03, "{long} vs {steady}");
+}

@@ -1050,7 +1050,7 @@ fn human_output_snapshots() {
 /// Regression (issue 8): `estimate` and `plan` give one TTFT for the same
 /// configuration — the plan's unqueued p99-prompt prefill equals `estimate`'s
 /// TTFT for that prompt beside the decodes the plan has in flight at peak
-/// (its utilisation of the batch cap; they differed 31 vs 80 ms).
+/// (they differed 31 vs 80 ms).
 #[test]
 fn estimate_and_plan_agree_on_ttft() {
     let p = json(&gpuplan(&[
@@ -1062,9 +1062,14 @@ fn estimate_and_plan_agree_on_ttft() {
     ]));
     let cap = p["max_num_seqs"].as_u64().unwrap();
     let batch = cap.to_string();
-    let in_flight = ((p["utilization"].as_f64().unwrap() * cap as f64).round() as u64)
-        .clamp(1, cap)
-        .to_string();
+    // Sequences decoding at peak, by Little's law: the replica's peak rate
+    // times the 59 decode steps of a 60-token answer at the mean TPOT.
+    let d = &p["derivation"];
+    let decoding = d["peak_requests_per_s_per_replica"].as_f64().unwrap()
+        * 59.0
+        * d["tpot_ms_mean"].as_f64().unwrap()
+        * 1e-3;
+    let in_flight = (decoding.round() as u64).clamp(1, cap).to_string();
     let tp = p["tp"].as_u64().unwrap().to_string();
     let pp = p["pp"].as_u64().unwrap().to_string();
     let e = json(&gpuplan(&[

@@ -6,7 +6,7 @@ use crate::calibration::Calibration;
 use crate::engine::Engine;
 use crate::layout::Layout;
 use crate::perf::Deployment;
-use crate::serving::{burst, static_batch, trtllm_bench_throughput};
+use crate::serving::{burst, static_batch, trtllm_bench_run, trtllm_bench_throughput};
 use gpuplan_catalog::{BenchmarkRow, Catalog, Precision};
 
 /// Inference rows: the engine and run type come from the `engine`,
@@ -180,6 +180,28 @@ fn predict_max_throughput(
     row: &BenchmarkRow,
     (input_len, output_len): (u64, u64),
 ) -> Prediction {
+    if let (Some(requests), 1) = (row.requests, row.beam.unwrap_or(1)) {
+        let (run, limit) = trtllm_bench_run(model, gpu, dep, cal, input_len, output_len, requests)
+            .map_err(|e| e.to_string())?;
+        let value = match row.metric.as_str() {
+            "output_tokens_per_s" => run.output_tokens_per_s,
+            "requests_per_s" => run.requests_per_s,
+            other => {
+                return Err(format!(
+                    "metric `{other}` is not predicted for max-throughput runs"
+                ))
+            }
+        };
+        return Ok((
+            value,
+            Some(format!(
+                "{}, {} by {}, {requests} requests",
+                run.bound.label(),
+                run.peak_concurrency as u64,
+                limit.label()
+            )),
+        ));
+    }
     let (state, limit) = trtllm_bench_throughput(model, gpu, dep, cal, input_len, output_len)
         .map_err(|e| e.to_string())?;
     let value = match row.metric.as_str() {
