@@ -296,6 +296,31 @@ pub fn static_batch(
     }
 }
 
+/// trtllm-bench's engine for a run of `input_len`/`output_len` requests:
+/// its `max_batch_size` and `max_num_tokens` and the KV tokens it allocates
+/// (`kv_cache_free_gpu_mem_fraction` 0.95).
+fn trtllm_bench_engine(
+    model: &ModelArch,
+    gpu: &GpuSpec,
+    dep: &Deployment,
+    cal: &Calibration,
+    input_len: u64,
+    output_len: u64,
+) -> (u64, u64, f64) {
+    let (max_batch, max_tokens) = trtllm_bench_settings(model, gpu, dep, input_len, output_len);
+    let kv = trtllm_kv_tokens(dep, model, gpu, cal, 0.95, max_tokens, max_batch);
+    (max_batch, max_tokens, kv)
+}
+
+/// The error of a deployment without room for one request's KV cache.
+fn no_room_for_one_request(gpu: &GpuSpec, dep: &Deployment) -> CoreError {
+    CoreError::invalid(
+        "deployment",
+        format!("{} × {} {}", gpu.name, dep.layout.gpus(), dep.precision),
+        "enough memory for one request's KV cache",
+    )
+}
+
 /// A trtllm-bench max-throughput run: all requests queued, fixed lengths,
 /// KV cache at `kv_cache_free_gpu_mem_fraction` 0.95, the tool's own batch
 /// and token limits. Returns the steady state and what limits concurrency.
@@ -307,8 +332,8 @@ pub fn trtllm_bench_throughput(
     input_len: u64,
     output_len: u64,
 ) -> Result<(SteadyState, Bound)> {
-    let (max_batch, max_tokens) = trtllm_bench_settings(model, gpu, dep, input_len, output_len);
-    let kv = trtllm_kv_tokens(dep, model, gpu, cal, 0.95, max_tokens, max_batch);
+    let (max_batch, max_tokens, kv) =
+        trtllm_bench_engine(model, gpu, dep, cal, input_len, output_len);
     let pp = f64::from(dep.layout.pp);
     // A request's share of a step's token budget: a token per beam, and its
     // prompt spread over its output steps.
@@ -317,11 +342,7 @@ pub fn trtllm_bench_throughput(
     let cap = (pp * max_batch as f64).min(pp * token_cap);
     let (c, limit) = max_concurrency(dep, kv, input_len, output_len, cap);
     if c < 1.0 {
-        return Err(CoreError::invalid(
-            "deployment",
-            format!("{} × {} {}", gpu.name, dep.layout.gpus(), dep.precision),
-            "enough memory for one request's KV cache",
-        ));
+        return Err(no_room_for_one_request(gpu, dep));
     }
     let state = steady_state(
         dep,
@@ -348,16 +369,15 @@ pub fn trtllm_bench_run(
     output_len: u64,
     requests: u64,
 ) -> Result<(BurstResult, Bound)> {
-    let (max_batch, max_tokens) = trtllm_bench_settings(model, gpu, dep, input_len, output_len);
-    let kv = trtllm_kv_tokens(dep, model, gpu, cal, 0.95, max_tokens, max_batch);
+    if requests == 0 {
+        return Err(CoreError::invalid("requests", "0", "a whole number >= 1"));
+    }
+    let (max_batch, max_tokens, kv) =
+        trtllm_bench_engine(model, gpu, dep, cal, input_len, output_len);
     let pp = f64::from(dep.layout.pp);
     let (slots, limit) = max_concurrency(dep, kv, input_len, output_len, pp * max_batch as f64);
-    if slots < 1.0 || requests == 0 {
-        return Err(CoreError::invalid(
-            "deployment",
-            format!("{} × {} {}", gpu.name, dep.layout.gpus(), dep.precision),
-            "enough memory for one request's KV cache",
-        ));
+    if slots < 1.0 {
+        return Err(no_room_for_one_request(gpu, dep));
     }
     let run = queued_run(
         dep,

@@ -183,15 +183,7 @@ fn predict_max_throughput(
     if let (Some(requests), 1) = (row.requests, row.beam.unwrap_or(1)) {
         let (run, limit) = trtllm_bench_run(model, gpu, dep, cal, input_len, output_len, requests)
             .map_err(|e| e.to_string())?;
-        let value = match row.metric.as_str() {
-            "output_tokens_per_s" => run.output_tokens_per_s,
-            "requests_per_s" => run.requests_per_s,
-            other => {
-                return Err(format!(
-                    "metric `{other}` is not predicted for max-throughput runs"
-                ))
-            }
-        };
+        let value = max_throughput_metric(row, run.output_tokens_per_s, run.requests_per_s)?;
         return Ok((
             value,
             Some(format!(
@@ -204,15 +196,7 @@ fn predict_max_throughput(
     }
     let (state, limit) = trtllm_bench_throughput(model, gpu, dep, cal, input_len, output_len)
         .map_err(|e| e.to_string())?;
-    let value = match row.metric.as_str() {
-        "output_tokens_per_s" => state.output_tokens_per_s,
-        "requests_per_s" => state.requests_per_s,
-        other => {
-            return Err(format!(
-                "metric `{other}` is not predicted for max-throughput runs"
-            ))
-        }
-    };
+    let value = max_throughput_metric(row, state.output_tokens_per_s, state.requests_per_s)?;
     Ok((
         value,
         Some(format!(
@@ -222,4 +206,19 @@ fn predict_max_throughput(
             limit.label()
         )),
     ))
+}
+
+/// The row's metric of a max-throughput run.
+fn max_throughput_metric(
+    row: &BenchmarkRow,
+    output_tokens_per_s: f64,
+    requests_per_s: f64,
+) -> Result<f64, String> {
+    match row.metric.as_str() {
+        "output_tokens_per_s" => Ok(output_tokens_per_s),
+        "requests_per_s" => Ok(requests_per_s),
+        other => Err(format!(
+            "metric `{other}` is not predicted for max-throughput runs"
+        )),
+    }
 }
