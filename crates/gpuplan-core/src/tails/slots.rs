@@ -121,22 +121,31 @@ impl TailModel<'_> {
     /// engine admits a waiting request only into a step with token budget
     /// left, after the prompts already running took theirs (vLLM V1), so a
     /// request waits for prefill compute in the waiting queue, not in a
-    /// slot: S(c) is its own prefill beside the decodes and its decodes. While
-    /// a queue stands prompts enter as slots free up, so the prefill work
-    /// in every iteration comes at the departure rate itself, not the
+    /// slot. A request holds its slot for n = chunks + O − 1 iterations (its
+    /// last prompt chunk yields the first token), and every iteration of a
+    /// full batch holds c requests, so Σ slot times = c·Σ iteration times:
+    /// S(c) = n·t̄ exactly, t̄ the mean iteration with every prompt's
+    /// prefill spread over the iterations (its own included: pricing its
+    /// own prefill iteration on top of t̄ counted its prompt twice, a slot
+    /// ~1% too long, which at P(wait) ≈ 0.9 overstated the wait by half).
+    /// While a queue stands prompts enter as slots free up, so the prefill
+    /// work in every iteration comes at the departure rate itself, not the
     /// arrival rate: μ solves μ·S(c; μ) = c (S grows with μ).
     /// `None` when even the arrival rate fills the slots for good, or the
     /// prefill queue cannot keep up with the departures.
     pub(super) fn full_batch_departures(&self, lambda: f64) -> Option<FullBatch> {
         let i = &self.inputs;
         let full = i.batch;
-        let prefill_s = self.prefill_beside_decodes_s(i.input_mean, full);
+        let decodes = (i.output_mean - 1.0).max(0.0);
+        let chunks = (i.input_mean / self.load(lambda, full).budget)
+            .ceil()
+            .max(1.0);
         let slot_s = |admitted: f64| -> f64 {
             let load = self.load(admitted, full);
             if self.prefill_utilization(admitted, &load) >= 1.0 {
                 return f64::INFINITY;
             }
-            prefill_s + (i.output_mean - 1.0).max(0.0) * load.tpot_mean_s
+            (chunks + decodes) * load.tpot_mean_s
         };
         let at_arrivals = slot_s(lambda);
         if lambda * at_arrivals >= full || at_arrivals.is_nan() {
@@ -180,10 +189,10 @@ impl TailModel<'_> {
                 break;
             }
         }
-        let slot_full_s = slot_s(rate);
         Some(FullBatch {
             rate,
-            decode_share: (1.0 - prefill_s / slot_full_s).clamp(0.0, 1.0),
+            // A slot's time varies with its output length over its decodes.
+            decode_share: decodes / (chunks + decodes),
         })
     }
 }

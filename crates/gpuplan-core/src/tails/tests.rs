@@ -258,20 +258,20 @@ fn the_prompts_batched_with_a_prompt_have_the_renewal_counts_tail() {
 
 #[test]
 fn a_full_batch_frees_slots_at_its_own_pace() {
-    // Once every slot is busy, slots free up at μ = c / S(c): the slot time
-    // of a full batch (its own prefill beside the decodes and its decodes;
-    // a request waits for prefill compute before it takes a slot), with
-    // prompts entering at the departure rate itself (μ·S(c; μ) = c).
+    // Once every slot is busy, slots free up at μ = c / S(c): a full
+    // batch's slot time is its iterations (one prompt chunk, 59 decodes) at
+    // the mean iteration time, every prompt's prefill spread over the
+    // iterations (Little's law over a batch that always holds c; a request
+    // waits for prefill compute before it takes a slot), with prompts
+    // entering at the departure rate itself (μ·S(c; μ) = c).
     let dep = h100_8b();
     let model = TailModel::new(&dep, inputs(4.0));
     let lambda = rate_with_slot_wait(&model, 0.05);
     let occupancy = model.occupancy(lambda);
     let full = model.full_batch_departures(lambda).unwrap();
-    let slot_full_s = |admitted: f64| {
-        let load = model.load(admitted, 64.0);
-        model.prefill_beside_decodes_s(1500.0, 64.0) + 59.0 * load.tpot_mean_s
-    };
+    let slot_full_s = |admitted: f64| 60.0 * model.load(admitted, 64.0).tpot_mean_s;
     assert!((full.rate * slot_full_s(full.rate) / 64.0 - 1.0).abs() < 1e-3);
+    assert!((full.decode_share - 59.0 / 60.0).abs() < 1e-12);
     // Above the arrival rate (the queue is stable), below what a full batch
     // fed at the arrival rate would do, and below the mean occupancy's pace.
     assert!(full.rate > lambda);
