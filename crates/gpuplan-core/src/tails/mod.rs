@@ -31,8 +31,11 @@
 //!    and the prompts that queued behind it while it waited for prefill
 //!    (the scheduler fills each budget from the queue's head).
 //!
-//! A request waits for a slot or for prefill, seldom both: the waits'
-//! p99 is their mixture's.
+//! Under Poisson traffic a request waits for a slot or for prefill, seldom
+//! both: the waits' p99 is their mixture's. A bursty stream couples them:
+//! the clump that fills the slots fills the prefill queue too, so a share
+//! (c_a² − 1)/c_a² of the slot waiters, less in heavy traffic where the
+//! departures pace admissions, waits out both as one exponential.
 //!
 //! Decoding streams share every iteration with the prompts being prefilled:
 //! a request's time per output token is the decode-only iteration time plus
@@ -492,16 +495,7 @@ impl<'a> TailModel<'a> {
         let co_batched_s = self.co_batched_prefill_s(lambda, load);
         let co_batched_p99_s =
             self.co_batched_time_s(self.co_batched_prompts_p99(lambda, load), load);
-        // The waits share the 1 %: a slot wait too rare to set a p99 of its
-        // own (P < 1 %) still moves the p99 of slot and prefill waits
-        // together, P(W > t) = P_slot·e^(−t/m_slot) + P(prefill wait > t).
-        let slot_conditional_s = slot_wait.mean_s / slot_wait.probability.max(1e-12);
-        let wait_exceeds = |t: f64| {
-            slot_wait.probability * (-t / slot_conditional_s.max(1e-12)).exp()
-                + prefill_wait.exceeds(t)
-        };
-        let wait_mean_s = slot_wait.mean_s + prefill_wait.mean_s;
-        let wait_p99_s = wait_quantile(wait_exceeds, 0.99, slot_conditional_s + prefill_wait.p99_s);
+        let (wait_mean_s, wait_p99_s) = self.waits_mean_and_p99_s(slot_wait, prefill_wait);
         // One burst queues the prompts and crowds their iteration at once:
         // the waits and the prompts batched along rise together
         // ([`burst_spread`]).
@@ -519,6 +513,45 @@ impl<'a> TailModel<'a> {
             boundary_mean_s + wait_mean_s + prefill_mean_s + co_batched_s + spread,
             co_batched_s,
         )
+    }
+
+    /// Mean and p99 of the slot wait and the prefill wait together, s. The
+    /// waits share the 1 %: a slot wait too rare to set a p99 of its own
+    /// (P < 1 %) still moves the p99 of both, and a bursty stream couples
+    /// them. An arrival that finds every slot busy came with a clump, and the
+    /// same clump fills the prefill queue it joins once admitted: both waits
+    /// grow with the clump's size, so for such a request they add up as one
+    /// exponential of mean m_slot + m_prefill (comonotone), not as
+    /// independent parts. Its share among slot waiters is the burst
+    /// correlation r = (c_a² − 1)/c_a² ([`burst_correlation`]) times
+    /// 1 − P_slot: in heavy traffic the slots, not the clumps, pace
+    /// admissions (one per departure) and an admitted prompt finds no
+    /// prefill queue. Poisson or smoother arrivals (r = 0) keep the
+    /// mixture P(W > t) = P_slot·e^(−t/m_slot) + P(prefill wait > t).
+    fn waits_mean_and_p99_s(
+        &self,
+        slot_wait: &WaitSummary,
+        prefill_wait: &PrefillWait,
+    ) -> (f64, f64) {
+        let slot_conditional_s = (slot_wait.mean_s / slot_wait.probability.max(1e-12)).max(1e-12);
+        let coupled_conditional_s = slot_conditional_s + prefill_wait.queue_conditional_mean_s;
+        let coupled =
+            burst_correlation(self.prefill_ca2()) * (1.0 - slot_wait.probability).clamp(0.0, 1.0);
+        let wait_exceeds = |t: f64| {
+            slot_wait.probability
+                * ((1.0 - coupled) * (-t / slot_conditional_s).exp()
+                    + coupled * (-t / coupled_conditional_s).exp())
+                + prefill_wait.exceeds(t)
+        };
+        let mean_s = slot_wait.mean_s
+            + prefill_wait.mean_s
+            + coupled * slot_wait.probability * prefill_wait.queue_conditional_mean_s;
+        let p99_s = wait_quantile(
+            wait_exceeds,
+            0.99,
+            coupled_conditional_s + prefill_wait.p99_s,
+        );
+        (mean_s, p99_s)
     }
 
     /// Prefill of a `prompt`-token prompt beside `in_flight` decodes, s.

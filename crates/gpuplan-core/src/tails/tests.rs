@@ -665,3 +665,59 @@ fn one_burst_raises_the_waits_and_the_batched_prompts_together() {
     let bursty = burst_spread(1e6, 3.0, 4.0);
     assert!(bursty > burst_spread(4.0, 3.0, 4.0) && bursty <= 7.0 + 1e-9);
 }
+
+#[test]
+fn a_clump_couples_the_slot_wait_and_the_prefill_wait() {
+    let dep = h100_8b();
+    // One in five arrivals waits for a slot, 1 s on average; one in ten
+    // queues for prefill, 0.5 s on average.
+    let slot = WaitSummary {
+        probability: 0.2,
+        mean_s: 0.2,
+        quantile_s: 0.0,
+    };
+    let prefill = PrefillWait {
+        utilization: 0.5,
+        mean_s: 0.05,
+        p99_s: 0.0,
+        queue_probability: 0.1,
+        queue_conditional_mean_s: 0.5,
+        in_chunk_probability: 0.0,
+        chunk_iteration_s: 0.01,
+    };
+    let mixture = wait_quantile(|t| 0.2 * (-t).exp() + 0.1 * (-2.0 * t).exp(), 0.99, 1.0);
+    // Poisson: the waits are separate parts of one mixture.
+    let poisson = TailModel::new(&dep, inputs(1.0));
+    let (mean, p99) = poisson.waits_mean_and_p99_s(&slot, &prefill);
+    assert!((mean - 0.25).abs() < 1e-12, "{mean}");
+    assert!((p99 - mixture).abs() < 1e-9, "{p99} {mixture}");
+    // c_a² = 9 on one replica: r = 8/9 of the slot waiters, less the 20 %
+    // the departures pace, wait out both as one exponential of 1.5 s.
+    let bursty = TailModel::new(&dep, inputs(9.0));
+    let coupled = 8.0 / 9.0 * 0.8;
+    let (mean, p99) = bursty.waits_mean_and_p99_s(&slot, &prefill);
+    assert!(
+        (mean - (0.25 + coupled * 0.2 * 0.5)).abs() < 1e-12,
+        "{mean}"
+    );
+    let expected = wait_quantile(
+        |t| {
+            0.2 * ((1.0 - coupled) * (-t).exp() + coupled * (-t / 1.5).exp())
+                + 0.1 * (-2.0 * t).exp()
+        },
+        0.99,
+        1.0,
+    );
+    assert!((p99 - expected).abs() < 1e-9, "{p99} {expected}");
+    assert!(p99 > mixture * 1.2, "{p99} {mixture}");
+    // Every arrival waits for a slot: admissions come one per departure and
+    // the clumps no longer reach the prefill queue.
+    let saturated = WaitSummary {
+        probability: 1.0,
+        mean_s: 1.0,
+        quantile_s: 0.0,
+    };
+    let full = |t: f64| (-t).exp() + 0.1 * (-2.0 * t).exp();
+    let (_, p99) = bursty.waits_mean_and_p99_s(&saturated, &prefill);
+    assert!((p99 - wait_quantile(full, 0.99, 1.0)).abs() < 1e-9, "{p99}");
+}
