@@ -297,21 +297,33 @@ pub(crate) fn lora_params_per_layer(m: &ModelArch, rank: u64, all_linear: bool) 
         .sum()
 }
 
-fn rank_memory(input: &TrainingMemoryInput<'_>, is_first: bool, is_last: bool) -> TrainingMemory {
+/// Parameters one rank holds before ZeRO, sharded by TP: its layers, and
+/// the embedding / head on the first and last pipeline stages.
+#[derive(Debug, Clone, Copy)]
+struct RankParams {
+    /// Transformer layers on this rank.
+    layers: f64,
+    /// The layers' parameters over TP.
+    body: f64,
+    /// Embedding, final norm and untied head over TP.
+    root: f64,
+    /// The largest layer's parameters over TP.
+    layer: f64,
+}
+
+impl RankParams {
+    fn total(&self) -> f64 {
+        self.body + self.root
+    }
+}
+
+fn rank_params(input: &TrainingMemoryInput<'_>, is_first: bool, is_last: bool) -> RankParams {
     let m = input.model;
     let tp = f64::from(input.layout.tp);
-    let pp = input.layout.pp;
-    let dp = f64::from(input.dp);
-    let fp8 = input.precision == Precision::Fp8;
     let h = m.hidden_size as f64;
     let vocab = m.vocab_size as f64;
-    // In f64: micro_batch × seq_len is at most 2^43 (limits), exact and unwrappable.
-    let tokens = input.micro_batch as f64 * input.seq_len as f64;
-    let rank_layers = input.layout.layers_per_stage(m) as f64;
+    let layers = input.layout.layers_per_stage(m) as f64;
     let layer_params = largest_layer_params(m);
-
-    // Parameters held by this rank before ZeRO, sharded by TP.
-    let body = rank_layers * layer_params;
     let mut root = 0.0;
     if is_first {
         root += vocab * h;
@@ -326,15 +338,34 @@ fn rank_memory(input: &TrainingMemoryInput<'_>, is_first: bool, is_last: bool) -
             root += vocab * h;
         }
     }
-    let body_t = body / tp;
-    let root_t = root / tp;
-    let layer_t = layer_params / tp;
-    let params = body_t + root_t;
+    RankParams {
+        layers,
+        body: layers * layer_params / tp,
+        root: root / tp,
+        layer: layer_params / tp,
+    }
+}
 
+/// Bytes of parameter state on one rank: the trainable parameters, the
+/// weights (sharded and all-gathered), gradients and optimizer state.
+#[derive(Debug, Clone, Copy)]
+struct ParamStates {
+    trainable: f64,
+    weights: f64,
+    unsharded: f64,
+    grads: f64,
+    optimizer: f64,
+}
+
+fn param_states(input: &TrainingMemoryInput<'_>, rank: &RankParams) -> ParamStates {
+    let m = input.model;
+    let tp = f64::from(input.layout.tp);
+    let dp = f64::from(input.dp);
+    let fp8 = input.precision == Precision::Fp8;
+    let params = rank.total();
     let zero = input.zero;
     let d_opt = if zero >= 1 { dp } else { 1.0 };
     let d_grad = if zero >= 2 { dp } else { 1.0 };
-
     let (trainable, weights, unsharded, grads, optimizer_scale) = match input.method {
         FineTuneMethod::Full => {
             let (weights, unsharded) = if zero >= 3 {
@@ -342,10 +373,10 @@ fn rank_memory(input: &TrainingMemoryInput<'_>, is_first: bool, is_last: bool) -
                 // copies (fp8 all-gather under Float8): current and prefetched layer,
                 // the unsharded root; with PP the whole stage stays unsharded.
                 let gathered = if fp8 { 1.0 } else { 2.0 };
-                let unsharded = if pp > 1 {
-                    gathered * body_t + 2.0 * root_t
+                let unsharded = if input.layout.pp > 1 {
+                    gathered * rank.body + 2.0 * rank.root
                 } else {
-                    2.0 * gathered * layer_t + 2.0 * root_t
+                    2.0 * gathered * rank.layer + 2.0 * rank.root
                 };
                 (4.0 * params / dp, unsharded)
             } else {
@@ -353,21 +384,28 @@ fn rank_memory(input: &TrainingMemoryInput<'_>, is_first: bool, is_last: bool) -
                 (2.0 * params + 4.0 * params / d_opt, 0.0)
             };
             let grads = if zero >= 3 {
-                if pp > 1 && input.micro_batches > 1 {
+                if input.layout.pp > 1 && input.micro_batches > 1 {
                     // No-sync accumulation across micro-batches: unsharded fp32.
                     4.0 * params
                 } else {
                     // fp32 shards + one layer's bf16 and fp32 reduce-scatter staging
                     // + the untied head's gradient.
-                    4.0 * params / dp + 6.0 * layer_t + 2.0 * m.params().lm_head as f64 / tp
+                    4.0 * params / dp + 6.0 * rank.layer + 2.0 * m.params().lm_head as f64 / tp
                 }
             } else {
                 4.0 * params / d_grad
             };
             (params, weights, unsharded, grads, d_opt)
         }
-        FineTuneMethod::Lora { rank, all_linear } | FineTuneMethod::Qlora { rank, all_linear } => {
-            let trainable = rank_layers * lora_params_per_layer(m, rank, all_linear) / tp;
+        FineTuneMethod::Lora {
+            rank: r,
+            all_linear,
+        }
+        | FineTuneMethod::Qlora {
+            rank: r,
+            all_linear,
+        } => {
+            let trainable = rank.layers * lora_params_per_layer(m, r, all_linear) / tp;
             // Frozen base: 16-bit (LoRA) or NF4 with double-quantised absmax,
             // 4.127 bits per weight (QLoRA paper, Dettmers et al. 2023); embeddings stay 16-bit.
             let base = if matches!(input.method, FineTuneMethod::Qlora { .. }) {
@@ -379,7 +417,7 @@ fn rank_memory(input: &TrainingMemoryInput<'_>, is_first: bool, is_last: bool) -
             } else {
                 2.0
             };
-            let weights = body_t * base + 2.0 * root_t + 4.0 * trainable;
+            let weights = rank.body * base + 2.0 * rank.root + 4.0 * trainable;
             (trainable, weights, 0.0, 4.0 * trainable, 1.0)
         }
     };
@@ -387,70 +425,113 @@ fn rank_memory(input: &TrainingMemoryInput<'_>, is_first: bool, is_last: bool) -
         Optimizer::Adam => 8.0,
         Optimizer::Adam8bit => 2.0 + 8.0 / 2048.0,
     };
-    let optimizer = optimizer_bytes_per_param * trainable / optimizer_scale;
+    ParamStates {
+        trainable,
+        weights,
+        unsharded,
+        grads,
+        optimizer: optimizer_bytes_per_param * trainable / optimizer_scale,
+    }
+}
 
-    // Saved activations: per layer per micro-batch, times the layer-micro-batches
-    // in flight on this rank (1F1B: PP − stage; interleaved with v chunks: the
-    // warm-up of torch's ScheduleInterleaved1F1B).
+/// Saved activations: per layer per micro-batch, times the layer-micro-batches
+/// in flight on this rank (1F1B: PP − stage; interleaved with v chunks: the
+/// warm-up of torch's ScheduleInterleaved1F1B).
+fn saved_activations(
+    input: &TrainingMemoryInput<'_>,
+    layers: f64,
+    tokens: f64,
+    is_first: bool,
+) -> f64 {
+    let m = input.model;
+    let pp = f64::from(input.layout.pp);
     let per_token = match input.recompute {
-        Recompute::Full => 2.0 * h,
+        Recompute::Full => 2.0 * m.hidden_size as f64,
         Recompute::Selective => activation_bytes_selective(m),
-        Recompute::None => activation_bytes_no_recompute(m, fp8),
+        Recompute::None => activation_bytes_no_recompute(m, input.precision == Precision::Fp8),
     };
-    let per_layer = tokens * per_token / tp;
-    let stage = if is_first { 0.0 } else { f64::from(pp) - 1.0 };
-    let in_flight = if pp == 1 {
-        rank_layers
+    let per_layer = tokens * per_token / f64::from(input.layout.tp);
+    let stage = if is_first { 0.0 } else { pp - 1.0 };
+    let in_flight = if input.layout.pp == 1 {
+        layers
     } else {
         let mb = input.micro_batches as f64;
         match input.schedule {
-            PipelineSchedule::OneFOneB => (f64::from(pp) - stage).min(mb) * rank_layers,
+            PipelineSchedule::OneFOneB => (pp - stage).min(mb) * layers,
             PipelineSchedule::Interleaved(v) => {
                 let v = f64::from(v.max(1));
-                let warmup = (v - 1.0) * f64::from(pp) + 2.0 * (f64::from(pp) - 1.0 - stage) + 1.0;
-                (mb * v).min(warmup) * rank_layers / v
+                let warmup = (v - 1.0) * pp + 2.0 * (pp - 1.0 - stage) + 1.0;
+                (mb * v).min(warmup) * layers / v
             }
         }
     };
-    let activations = per_layer * in_flight;
+    per_layer * in_flight
+}
 
-    // One layer recomputed and back-propagated: its full activations (when
-    // recomputing), activation-gradient buffers, and the TP all-gathered inputs.
+/// One layer recomputed and back-propagated: its full activations (when
+/// recomputing), activation-gradient buffers, and the TP all-gathered
+/// inputs; QLoRA dequantises one layer's weights on top.
+fn backward_working_set(input: &TrainingMemoryInput<'_>, tokens: f64) -> f64 {
+    let m = input.model;
+    let tp = f64::from(input.layout.tp);
+    let h = m.hidden_size as f64;
     let f = token_ffn_width(m);
     let mut working_set = tokens * (6.0 * f + 2.0 * h) / tp;
     if input.recompute != Recompute::None {
-        working_set += tokens * activation_bytes_no_recompute(m, fp8) / tp;
+        working_set +=
+            tokens * activation_bytes_no_recompute(m, input.precision == Precision::Fp8) / tp;
     }
     if input.layout.tp > 1 {
         working_set += tokens * 4.0 * h * (1.0 - 1.0 / tp);
     }
-    // Async TP keeps a symmetric-memory workspace for the all-gathered 16-bit
-    // layer input (tokens × hidden), allocated once and reused by every layer.
-    let async_tp_workspace = if input.async_tp && input.layout.tp > 1 {
-        tokens * h * 2.0
-    } else {
-        0.0
-    };
     if matches!(input.method, FineTuneMethod::Qlora { .. }) {
         working_set += 2.0 * h * m.intermediate_size as f64 / tp;
     }
+    working_set
+}
 
-    // Logits and cross-entropy on the last stage.
+/// Logits and cross-entropy on the last stage, bytes.
+fn logits_bytes(input: &TrainingMemoryInput<'_>, tokens: f64) -> f64 {
+    let tp = f64::from(input.layout.tp);
+    let h = input.model.hidden_size as f64;
+    let local_vocab = input.model.vocab_size as f64 / tp;
+    let ce = if input.fused_loss {
+        CE_FUSED_BYTES
+    } else if input.layout.tp > 1 {
+        CE_LOSS_PARALLEL_BYTES
+    } else {
+        CE_EAGER_BYTES
+    };
+    tokens * local_vocab * ce + tokens * (2.0 * h + 2.0 * h / tp)
+}
+
+fn rank_memory(input: &TrainingMemoryInput<'_>, is_first: bool, is_last: bool) -> TrainingMemory {
+    let tp = f64::from(input.layout.tp);
+    // In f64: micro_batch × seq_len is at most 2^43 (limits), exact and unwrappable.
+    let tokens = input.micro_batch as f64 * input.seq_len as f64;
+    let rank = rank_params(input, is_first, is_last);
+    let states = param_states(input, &rank);
+    let activations = saved_activations(input, rank.layers, tokens, is_first);
+    let working_set = backward_working_set(input, tokens);
+    // Async TP keeps a symmetric-memory workspace for the all-gathered 16-bit
+    // layer input (tokens × hidden), allocated once and reused by every layer.
+    let async_tp_workspace = if input.async_tp && input.layout.tp > 1 {
+        tokens * input.model.hidden_size as f64 * 2.0
+    } else {
+        0.0
+    };
     let logits = if is_last {
-        let local_vocab = vocab / tp;
-        let ce = if input.fused_loss {
-            CE_FUSED_BYTES
-        } else if input.layout.tp > 1 {
-            CE_LOSS_PARALLEL_BYTES
-        } else {
-            CE_EAGER_BYTES
-        };
-        tokens * local_vocab * ce + tokens * (2.0 * h + 2.0 * h / tp)
+        logits_bytes(input, tokens)
     } else {
         0.0
     };
 
-    let static_bytes = weights + unsharded + grads + optimizer + activations + async_tp_workspace;
+    let static_bytes = states.weights
+        + states.unsharded
+        + states.grads
+        + states.optimizer
+        + activations
+        + async_tp_workspace;
     let peak_phase = if logits >= working_set {
         "loss"
     } else {
@@ -465,11 +546,11 @@ fn rank_memory(input: &TrainingMemoryInput<'_>, is_first: bool, is_last: bool) -
     let non_torch = (CUDA_CONTEXT_GIB + NCCL_GIB_PER_GROUP * groups) * GIB;
 
     let per_gpu = MemoryBreakdown {
-        weights_gib: (weights + unsharded) / GIB,
+        weights_gib: (states.weights + states.unsharded) / GIB,
         kv_cache_gib: 0.0,
         activations_gib: (activations + logits.max(working_set)) / GIB,
-        gradients_gib: grads / GIB,
-        optimizer_gib: optimizer / GIB,
+        gradients_gib: states.grads / GIB,
+        optimizer_gib: states.optimizer / GIB,
         overhead_gib: (reserved - allocated + non_torch) / GIB,
         total_gib: 0.0,
     }
@@ -492,7 +573,7 @@ fn rank_memory(input: &TrainingMemoryInput<'_>, is_first: bool, is_last: bool) -
         reserved_peak_gib: reserved / GIB,
         logits_gib: logits / GIB,
         peak_phase,
-        trainable_params: (trainable * tp) as u64,
+        trainable_params: (states.trainable * tp) as u64,
         reason,
     }
 }
