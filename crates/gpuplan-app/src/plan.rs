@@ -152,9 +152,19 @@ fn short_rate(requests_per_s: f64) -> String {
 /// The derivation of one plan, as `gpuplan plan W --explain N` prints it.
 pub fn explain_text(w: &InferenceWorkload, p: &Plan) -> String {
     let mut out = String::new();
+    explain_replica(&mut out, w, p);
+    explain_performance(&mut out, w, p);
+    explain_queueing(&mut out, p);
+    explain_cost(&mut out, w, p);
+    explain_engine(&mut out, p);
+    out
+}
+
+/// The plan, the workload, the replica and its memory.
+fn explain_replica(out: &mut String, w: &InferenceWorkload, p: &Plan) {
     let d = &p.derivation;
     line!(
-        out,
+        *out,
         "Plan {}: {} {} ({}), {} × {}{}",
         p.rank,
         p.provider,
@@ -164,10 +174,10 @@ pub fn explain_text(w: &InferenceWorkload, p: &Plan) -> String {
         p.instance_type,
         if p.spot { " spot" } else { "" }
     );
-    line!(out, "{}", describe_workload(w));
-    line!(out);
+    line!(*out, "{}", describe_workload(w));
+    line!(*out);
     line!(
-        out,
+        *out,
         "Replica: {} × {} (TP{} × PP{}), {} weights, {} KV cache, batch cap {} sequences.",
         p.gpus_per_replica,
         p.gpu,
@@ -178,80 +188,90 @@ pub fn explain_text(w: &InferenceWorkload, p: &Plan) -> String {
         p.max_num_seqs
     );
     line!(
-        out,
+        *out,
         "Memory per GPU (engine budget = {:.0}% of the GPU):",
         p.memory_utilization * 100.0
     );
     let m = &d.memory;
-    line!(out, "  weights {:.2} GiB + activation workspace {:.2} GiB + runtime {:.2} GiB + KV cache {:.2} GiB = {:.2} GiB", m.weights_gib, m.activations_gib, m.overhead_gib, m.kv_cache_gib, m.total_gib);
-    line!(out, "  KV cache holds {} tokens per replica = {} requests of mean length; the engine admits at most {}.", d.kv_cache_tokens, d.kv_sequences, p.max_num_seqs);
-    line!(out);
+    line!(*out, "  weights {:.2} GiB + activation workspace {:.2} GiB + runtime {:.2} GiB + KV cache {:.2} GiB = {:.2} GiB", m.weights_gib, m.activations_gib, m.overhead_gib, m.kv_cache_gib, m.total_gib);
+    line!(*out, "  KV cache holds {} tokens per replica = {} requests of mean length; the engine admits at most {}.", d.kv_cache_tokens, d.kv_sequences, p.max_num_seqs);
+    line!(*out);
+}
+
+/// A full batch's iteration, a request's service time and the capacity.
+fn explain_performance(out: &mut String, w: &InferenceWorkload, p: &Plan) {
+    let d = &p.derivation;
     line!(
-        out,
+        *out,
         "Performance (per replica, at a full batch of {}):",
         p.max_num_seqs
     );
     line!(
-        out,
+        *out,
         "  iteration {:.2} ms, decode bound by {}, prefill bound by {}",
         d.iteration_ms_full_batch,
         d.decode_bound.label(),
         d.prefill_bound.label()
     );
     line!(
-        out,
+        *out,
         "  request service time {:.2} s → at most {:.2} req/s per replica",
         d.service_s,
         d.max_requests_per_s_per_replica
     );
     line!(
-        out,
+        *out,
         "  capacity within the SLO and {:.0}% utilisation cap: {:.2} req/s per replica",
         w.constraints.max_utilization * 100.0,
         d.capacity_requests_per_s_per_replica
     );
-    line!(out);
+    line!(*out);
+}
+
+/// The waits at peak and the tails they make.
+fn explain_queueing(out: &mut String, p: &Plan) {
+    let d = &p.derivation;
     line!(
-        out,
+        *out,
         "Queueing at peak ({:.2} req/s per replica, c_a² = {:.2}; the router pools the slots of {} replica(s)):",
         d.peak_requests_per_s_per_replica,
         d.ca2,
         p.replicas
     );
-    line!(out,
+    line!(*out,
         "  batch slots: G/G/c with c = {} × {}, output c_v² = {:.2}: P(wait) = {:.3} (Erlang C; Hayward's c/z servers for burstiness), p99 wait {:.0} ms (drained at a full batch's pace)",
         p.replicas, p.max_num_seqs, d.cs2, d.p_wait_at_peak, d.queue_wait_ms_p99
     );
-    line!(out,
+    line!(*out,
         "  prefill compute: {:.0}% busy; prompts wait {:.0} ms on average, {:.0} ms at p99 (G/G/1, Allen–Cunneen; the router spreads bursts and picks idle replicas)",
         d.prefill_utilization * 100.0,
         d.prefill_wait_ms_mean,
         d.prefill_wait_ms_p99
     );
     line!(
-        out,
+        *out,
         "  own prefill beside the decodes: {:.0} ms (mean prompt), {:.0} ms (p99 prompt); prompts batched with it add {:.0} ms",
         d.prefill_ms_mean,
         d.prefill_ms_p99,
         d.co_batched_prefill_ms
     );
     line!(
-        out,
+        *out,
         "  TTFT p99 = slot wait + mean prefill wait + mean prefill + batched prompts + combined spread = {:.0} ms",
         p.ttft_ms_p99
     );
-    line!(out,
+    line!(*out,
         "  TPOT: {:.1} ms mean; p99 {:.1} ms over requests (prompts arriving during a request's life slow its tokens); p99 gap between tokens {:.1} ms",
         d.tpot_ms_mean, p.tpot_ms_p99, p.itl_ms_p99
     );
     line!(
-        out,
+        *out,
         "  end-to-end p99 = TTFT p99 + (p99 output − 1) × mean TPOT = {:.0} ms; utilisation {:.0}%",
         p.e2e_ms_p99,
         p.utilization * 100.0
     );
     if let Some(s) = &p.simulated {
-        line!(out,
+        line!(*out,
             "  simulated at peak ({} requests, seed {}): TTFT p99 {:.0} ms, TPOT p99 {:.1} ms, inter-token p99 {:.0} ms, end-to-end p99 {:.0} ms, goodput {:.1}% — {}",
             s.requests,
             s.seed,
@@ -263,13 +283,18 @@ pub fn explain_text(w: &InferenceWorkload, p: &Plan) -> String {
             if s.meets_slo { "meets every SLO" } else { "MISSES an SLO" }
         );
     }
-    line!(out);
-    line!(out, "Cost:");
-    line!(out,
+    line!(*out);
+}
+
+/// Replicas, instances and what they cost.
+fn explain_cost(out: &mut String, w: &InferenceWorkload, p: &Plan) {
+    let d = &p.derivation;
+    line!(*out, "Cost:");
+    line!(*out,
         "  replicas = max(min_replicas {}, fewest that meet the SLO together at peak {} behind the router: {}), filled up to whole instances = {} (each alone: ceil(peak / capacity) = {})",
         w.constraints.min_replicas, w.peak_requests_per_s, d.replicas_for_peak, p.replicas, d.replicas_for_peak_alone
     );
-    line!(out,
+    line!(*out,
         "  instances = {} ({} GPU(s) each, {} GPU(s) per replica); every whole replica the instances hold is run",
         p.instances, p.gpus_per_instance, p.gpus_per_replica
     );
@@ -283,7 +308,7 @@ pub fn explain_text(w: &InferenceWorkload, p: &Plan) -> String {
         );
     }
     line!(
-        out,
+        *out,
         "  ${:.4}/instance-hour list × {} × (1 − discount {:.0}%) = ${:.2}/hour",
         d.list_usd_per_instance_hour,
         p.instances,
@@ -291,20 +316,20 @@ pub fn explain_text(w: &InferenceWorkload, p: &Plan) -> String {
         p.usd_per_hour
     );
     if let (Some(rate), Some(loss)) = (d.spot_preemptions_per_hour, d.spot_capacity_loss) {
-        line!(out, "  spot: {rate} expected preemptions per instance-hour; {:.2}% of capacity lost to replacements is covered by extra replicas", loss * 100.0);
+        line!(*out, "  spot: {rate} expected preemptions per instance-hour; {:.2}% of capacity lost to replacements is covered by extra replicas", loss * 100.0);
     }
     line!(
-        out,
+        *out,
         "  $/1M output tokens: {:.3} at peak, {:.3} at mean load ({} req/s)",
         p.usd_per_million_output_tokens,
         p.usd_per_million_output_tokens_at_mean,
         w.mean_requests_per_s
     );
     for flag in &p.price_flags {
-        line!(out, "  price flagged ({}): {}", flag.kind, flag.reason);
+        line!(*out, "  price flagged ({}): {}", flag.kind, flag.reason);
     }
     line!(
-        out,
+        *out,
         "  price: {} ({})",
         p.price_source,
         p.price_date
@@ -312,10 +337,14 @@ pub fn explain_text(w: &InferenceWorkload, p: &Plan) -> String {
             .map(|d| format!("read {d}"))
             .unwrap_or_else(|| "the source gives no date".into())
     );
-    line!(out);
-    line!(out, "Serving-engine settings (one replica):");
+    line!(*out);
+}
+
+/// The engine, its checkpoint and its launch command.
+fn explain_engine(out: &mut String, p: &Plan) {
+    line!(*out, "Serving-engine settings (one replica):");
     line!(
-        out,
+        *out,
         "  engine {}, checkpoint {}, weight kernel {} ({} ≥ {})",
         p.engine.label(),
         p.checkpoint,
@@ -323,17 +352,16 @@ pub fn explain_text(w: &InferenceWorkload, p: &Plan) -> String {
         p.engine.label(),
         p.min_engine_version
     );
-    line!(out, "  {}", p.launch_command);
+    line!(*out, "  {}", p.launch_command);
     for file in &p.launch_files {
-        line!(out, "  with {}:", file.path);
+        line!(*out, "  with {}:", file.path);
         for l in file.contents.lines() {
-            line!(out, "    {l}");
+            line!(*out, "    {l}");
         }
     }
     for note in &p.launch_notes {
-        line!(out, "  note: {note}");
+        line!(*out, "  note: {note}");
     }
-    out
 }
 
 /// Points of a latency-vs-load curve, from light load to capacity.
