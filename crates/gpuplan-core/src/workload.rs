@@ -581,101 +581,11 @@ impl RawWorkload {
                 "\"inference\" (training and fleet plans are not supported by `plan` yet)",
             ));
         }
-        let model = match (hf_model, &self.model.id, &self.model.hf_config) {
-            (Some(m), _, _) => m,
-            (None, Some(id), _) => catalog
-                .model(id)
-                .map_err(|e| CoreError::invalid("model.id", id, e.to_string()))?,
-            (None, None, _) => {
-                return Err(CoreError::invalid(
-                    "model",
-                    "(neither id nor hf_config)",
-                    "model.id = \"llama-3.1-70b\" or model.hf_config = \"config.json\"",
-                ))
-            }
-        };
-        let precisions = match &self.model.precisions {
-            Some(list) if list.is_empty() => {
-                return Err(CoreError::invalid(
-                    "model.precisions",
-                    "[]",
-                    "at least one precision",
-                ))
-            }
-            Some(list) => list
-                .iter()
-                .map(|p| {
-                    p.parse::<Precision>()
-                        .map_err(|e| CoreError::invalid("model.precisions", p, e))
-                })
-                .collect::<Result<Vec<_>>>()?,
-            None => vec![Precision::Bf16, Precision::Fp8],
-        };
-        let kv_precision = match &self.model.kv_precision {
-            Some(p) => Some(
-                p.parse::<Precision>()
-                    .map_err(|e| CoreError::invalid("model.kv_precision", p, e))?,
-            ),
-            None => None,
-        };
-        let variant = match &self.model.variant {
-            Some(v) => v
-                .parse::<Variant>()
-                .map_err(|_| CoreError::invalid("model.variant", v, "\"instruct\" or \"base\""))?,
-            None => Variant::Instruct,
-        };
+        let (model, precisions, kv_precision, variant) =
+            validate_model(&self.model, catalog, hf_model)?;
         let t = &self.traffic;
-        let peak = within(
-            "traffic.requests_per_s",
-            t.requests_per_s,
-            limits::REQUESTS_PER_S,
-        )?;
-        let mean_rate = match t.mean_requests_per_s {
-            Some(m) => {
-                let m = within("traffic.mean_requests_per_s", m, limits::REQUESTS_PER_S)?;
-                if m > peak {
-                    return Err(CoreError::invalid(
-                        "traffic.mean_requests_per_s",
-                        m.to_string(),
-                        format!("at most the peak requests_per_s ({peak})"),
-                    ));
-                }
-                m
-            }
-            None => peak / 2.0,
-        };
-        let arrival_cv2 = match &t.arrival {
-            None => 1.0,
-            Some(RawArrival::Name(n)) if n == "poisson" => 1.0,
-            Some(RawArrival::Name(n)) => {
-                return Err(CoreError::invalid(
-                    "traffic.arrival",
-                    n,
-                    "\"poisson\" or { kind = \"gamma\", cv = <number> }",
-                ))
-            }
-            Some(RawArrival::Table(t)) => match (t.kind.as_str(), t.cv) {
-                ("poisson", None) => 1.0,
-                ("poisson", Some(cv)) if (cv - 1.0).abs() < 1e-9 => 1.0,
-                ("gamma", Some(cv)) => {
-                    within("traffic.arrival.cv", cv, limits::ARRIVAL_CV)?.powi(2)
-                }
-                ("gamma", None) => {
-                    return Err(CoreError::invalid(
-                        "traffic.arrival.cv",
-                        "(missing)",
-                        "the coefficient of variation of inter-arrival times, e.g. cv = 2.0",
-                    ))
-                }
-                (other, _) => {
-                    return Err(CoreError::invalid(
-                        "traffic.arrival.kind",
-                        other,
-                        "\"poisson\" or \"gamma\" (poisson takes no cv other than 1)",
-                    ))
-                }
-            },
-        };
+        let (peak, mean_rate) = validate_rates(t)?;
+        let arrival_cv2 = validate_arrival(t.arrival.as_ref())?;
         let input_tokens = tokens("traffic.input_tokens", &t.input_tokens)?;
         let output_tokens = tokens("traffic.output_tokens", &t.output_tokens)?;
         let beam_width = count_in(
@@ -689,58 +599,11 @@ impl RawWorkload {
         if let Some(v) = check_context(&model, context, Spelling::WORKLOAD.context) {
             return Err(v.into());
         }
-        let slo = Slo {
-            ttft_ms_p99: self
-                .slo
-                .ttft_ms_p99
-                .map(|v| within("slo.ttft_ms_p99", v, limits::LATENCY_MS))
-                .transpose()?,
-            tpot_ms_p99: self
-                .slo
-                .tpot_ms_p99
-                .map(|v| within("slo.tpot_ms_p99", v, limits::LATENCY_MS))
-                .transpose()?,
-            e2e_ms_p99: self
-                .slo
-                .e2e_ms_p99
-                .map(|v| within("slo.e2e_ms_p99", v, limits::LATENCY_MS))
-                .transpose()?,
-        };
-        for (field, set) in [
-            ("constraints.max_gpus", self.constraints.max_gpus.is_some()),
-            (
-                "constraints.max_nodes",
-                self.constraints.max_nodes.is_some(),
-            ),
-        ] {
-            if set {
-                return Err(CoreError::invalid(
-                    field,
-                    "(set)",
-                    "nothing: it applies to training workloads; size inference with max_gpus_per_replica and min_replicas",
-                ));
-            }
-        }
+        let slo = validate_slo(&self.slo)?;
+        reject_training_constraints(&self.constraints)?;
         let constraints = validate_constraints(&self.constraints, catalog)?;
         let pricing = validate_pricing(&self.pricing, catalog)?;
-        let memory_utilization = within(
-            "engine.memory_utilization",
-            self.engine
-                .memory_utilization
-                .unwrap_or(crate::memory::DEFAULT_MEMORY_UTILIZATION),
-            limits::MEMORY_UTILIZATION,
-        )?;
-        let max_batched_tokens = self
-            .engine
-            .max_batched_tokens
-            .unwrap_or(crate::memory::DEFAULT_MAX_BATCHED_TOKENS);
-        if !limits::MAX_BATCHED_TOKENS.contains(max_batched_tokens) {
-            return Err(CoreError::invalid(
-                Spelling::WORKLOAD.max_batched_tokens,
-                max_batched_tokens.to_string(),
-                limits::MAX_BATCHED_TOKENS.describe(),
-            ));
-        }
+        let (memory_utilization, max_batched_tokens) = validate_engine_limits(&self.engine)?;
         let engines = validate_engines(&self.engine, self.engines.as_deref())?;
         Ok(InferenceWorkload {
             name: self.name.unwrap_or_else(|| model.id.clone()),
@@ -762,6 +625,175 @@ impl RawWorkload {
             engines,
         })
     }
+}
+
+/// `[model]`: the architecture (from the catalog, or the already parsed
+/// `hf_config`), its precisions, KV-cache precision and variant.
+fn validate_model(
+    raw: &RawModel,
+    catalog: &Catalog,
+    hf_model: Option<ModelArch>,
+) -> Result<(ModelArch, Vec<Precision>, Option<Precision>, Variant)> {
+    let model = match (hf_model, &raw.id, &raw.hf_config) {
+        (Some(m), _, _) => m,
+        (None, Some(id), _) => catalog
+            .model(id)
+            .map_err(|e| CoreError::invalid("model.id", id, e.to_string()))?,
+        (None, None, _) => {
+            return Err(CoreError::invalid(
+                "model",
+                "(neither id nor hf_config)",
+                "model.id = \"llama-3.1-70b\" or model.hf_config = \"config.json\"",
+            ))
+        }
+    };
+    let precisions = match &raw.precisions {
+        Some(list) if list.is_empty() => {
+            return Err(CoreError::invalid(
+                "model.precisions",
+                "[]",
+                "at least one precision",
+            ))
+        }
+        Some(list) => list
+            .iter()
+            .map(|p| {
+                p.parse::<Precision>()
+                    .map_err(|e| CoreError::invalid("model.precisions", p, e))
+            })
+            .collect::<Result<Vec<_>>>()?,
+        None => vec![Precision::Bf16, Precision::Fp8],
+    };
+    let kv_precision = match &raw.kv_precision {
+        Some(p) => Some(
+            p.parse::<Precision>()
+                .map_err(|e| CoreError::invalid("model.kv_precision", p, e))?,
+        ),
+        None => None,
+    };
+    let variant = match &raw.variant {
+        Some(v) => v
+            .parse::<Variant>()
+            .map_err(|_| CoreError::invalid("model.variant", v, "\"instruct\" or \"base\""))?,
+        None => Variant::Instruct,
+    };
+    Ok((model, precisions, kv_precision, variant))
+}
+
+/// The peak and mean request rates of `[traffic]`.
+fn validate_rates(t: &RawTraffic) -> Result<(f64, f64)> {
+    let peak = within(
+        "traffic.requests_per_s",
+        t.requests_per_s,
+        limits::REQUESTS_PER_S,
+    )?;
+    let mean_rate = match t.mean_requests_per_s {
+        Some(m) => {
+            let m = within("traffic.mean_requests_per_s", m, limits::REQUESTS_PER_S)?;
+            if m > peak {
+                return Err(CoreError::invalid(
+                    "traffic.mean_requests_per_s",
+                    m.to_string(),
+                    format!("at most the peak requests_per_s ({peak})"),
+                ));
+            }
+            m
+        }
+        None => peak / 2.0,
+    };
+    Ok((peak, mean_rate))
+}
+
+/// `traffic.arrival`: the squared coefficient of variation of the
+/// inter-arrival times (1 for Poisson).
+fn validate_arrival(arrival: Option<&RawArrival>) -> Result<f64> {
+    let arrival_cv2 = match arrival {
+        None => 1.0,
+        Some(RawArrival::Name(n)) if n == "poisson" => 1.0,
+        Some(RawArrival::Name(n)) => {
+            return Err(CoreError::invalid(
+                "traffic.arrival",
+                n,
+                "\"poisson\" or { kind = \"gamma\", cv = <number> }",
+            ))
+        }
+        Some(RawArrival::Table(t)) => match (t.kind.as_str(), t.cv) {
+            ("poisson", None) => 1.0,
+            ("poisson", Some(cv)) if (cv - 1.0).abs() < 1e-9 => 1.0,
+            ("gamma", Some(cv)) => within("traffic.arrival.cv", cv, limits::ARRIVAL_CV)?.powi(2),
+            ("gamma", None) => {
+                return Err(CoreError::invalid(
+                    "traffic.arrival.cv",
+                    "(missing)",
+                    "the coefficient of variation of inter-arrival times, e.g. cv = 2.0",
+                ))
+            }
+            (other, _) => {
+                return Err(CoreError::invalid(
+                    "traffic.arrival.kind",
+                    other,
+                    "\"poisson\" or \"gamma\" (poisson takes no cv other than 1)",
+                ))
+            }
+        },
+    };
+    Ok(arrival_cv2)
+}
+
+/// `[slo]`: each p99 bound within the latency limits.
+fn validate_slo(raw: &RawSlo) -> Result<Slo> {
+    Ok(Slo {
+        ttft_ms_p99: raw
+            .ttft_ms_p99
+            .map(|v| within("slo.ttft_ms_p99", v, limits::LATENCY_MS))
+            .transpose()?,
+        tpot_ms_p99: raw
+            .tpot_ms_p99
+            .map(|v| within("slo.tpot_ms_p99", v, limits::LATENCY_MS))
+            .transpose()?,
+        e2e_ms_p99: raw
+            .e2e_ms_p99
+            .map(|v| within("slo.e2e_ms_p99", v, limits::LATENCY_MS))
+            .transpose()?,
+    })
+}
+
+/// Constraints that size training, not inference, are an error here.
+fn reject_training_constraints(raw: &RawConstraints) -> Result<()> {
+    for (field, set) in [
+        ("constraints.max_gpus", raw.max_gpus.is_some()),
+        ("constraints.max_nodes", raw.max_nodes.is_some()),
+    ] {
+        if set {
+            return Err(CoreError::invalid(
+                field,
+                "(set)",
+                "nothing: it applies to training workloads; size inference with max_gpus_per_replica and min_replicas",
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// `[engine]`'s memory share and per-step token budget.
+fn validate_engine_limits(raw: &RawEngine) -> Result<(f64, u64)> {
+    let memory_utilization = within(
+        "engine.memory_utilization",
+        raw.memory_utilization
+            .unwrap_or(crate::memory::DEFAULT_MEMORY_UTILIZATION),
+        limits::MEMORY_UTILIZATION,
+    )?;
+    let max_batched_tokens = raw
+        .max_batched_tokens
+        .unwrap_or(crate::memory::DEFAULT_MAX_BATCHED_TOKENS);
+    if !limits::MAX_BATCHED_TOKENS.contains(max_batched_tokens) {
+        return Err(CoreError::invalid(
+            Spelling::WORKLOAD.max_batched_tokens,
+            max_batched_tokens.to_string(),
+            limits::MAX_BATCHED_TOKENS.describe(),
+        ));
+    }
+    Ok((memory_utilization, max_batched_tokens))
 }
 
 /// Validates `[constraints]` against the catalog (providers, regions, geo,
