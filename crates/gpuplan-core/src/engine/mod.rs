@@ -339,17 +339,18 @@ pub fn serving_choice(
     serving_choice_on(catalog, model, variant, gpu, precision, Engine::Vllm)
 }
 
-/// [`serving_choice`] for `engine`: among the published checkpoints, one
-/// the engine loads comes first (TensorRT-LLM takes NVIDIA's ModelOpt FP8
-/// repo where the catalog lists one beside a compressed-tensors one).
-pub fn serving_choice_on(
+/// The repo and format to load for `precision` on `engine`, and whether
+/// vLLM quantises it online (FP8 from the 16-bit release); `notes` gets
+/// what the user should check.
+fn pick_checkpoint(
     catalog: &Catalog,
     model: &ModelArch,
     variant: Variant,
     gpu: &GpuSpec,
     precision: Precision,
     engine: Engine,
-) -> Result<ServingChoice, String> {
+    notes: &mut Vec<String>,
+) -> Result<(String, CheckpointFormat, bool), String> {
     let rows: Vec<&Checkpoint> = catalog
         .checkpoints()
         .iter()
@@ -359,9 +360,7 @@ pub fn serving_choice_on(
         precision,
         Precision::Bf16 | Precision::Fp16 | Precision::Fp32
     );
-    let mut notes = Vec::new();
-    // The repo and format to load, and whether vLLM quantises it online.
-    let (repo, format, online_fp8) = if rows.is_empty() {
+    let choice = if rows.is_empty() {
         let repo = model.hf_repo.clone().unwrap_or_else(|| model.id.clone());
         if !(sixteen_bit || precision == Precision::Fp8) {
             return Err(format!(
@@ -421,6 +420,23 @@ pub fn serving_choice_on(
             }
         }
     };
+    Ok(choice)
+}
+
+/// [`serving_choice`] for `engine`: among the published checkpoints, one
+/// the engine loads comes first (TensorRT-LLM takes NVIDIA's ModelOpt FP8
+/// repo where the catalog lists one beside a compressed-tensors one).
+pub fn serving_choice_on(
+    catalog: &Catalog,
+    model: &ModelArch,
+    variant: Variant,
+    gpu: &GpuSpec,
+    precision: Precision,
+    engine: Engine,
+) -> Result<ServingChoice, String> {
+    let mut notes = Vec::new();
+    let (repo, format, online_fp8) =
+        pick_checkpoint(catalog, model, variant, gpu, precision, engine, &mut notes)?;
     let kernel_format = if online_fp8 {
         CheckpointFormat::Fp8
     } else {
