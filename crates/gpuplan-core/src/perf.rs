@@ -198,6 +198,55 @@ pub struct Deployment {
     pub beam_width: f64,
 }
 
+/// A MoE model's experts, experts per token, parameters per expert and
+/// the FFN width a token activates (a dense model: none, and its FFN).
+fn moe_shape(model: &ModelArch, moe_layers: f64) -> (f64, f64, f64, f64) {
+    match &model.moe {
+        Some(moe) => {
+            let expert = if moe_layers > 0.0 {
+                model.params().routed_experts as f64 / (moe_layers * moe.num_experts as f64)
+            } else {
+                0.0
+            };
+            (
+                moe.num_experts as f64,
+                moe.experts_per_token as f64,
+                expert,
+                (moe.experts_per_token * moe.expert_intermediate_size) as f64,
+            )
+        }
+        None => (0.0, 0.0, 0.0, model.intermediate_size as f64),
+    }
+}
+
+/// Width of the query-key products over all heads (MLA: the no-RoPE and
+/// RoPE parts of each head).
+fn attention_width(model: &ModelArch) -> f64 {
+    match &model.mla {
+        Some(m) => (model.num_attention_heads * (m.qk_nope_head_dim + m.qk_rope_head_dim)) as f64,
+        None => (model.num_attention_heads * model.head_dim) as f64,
+    }
+}
+
+/// The TP all-reduce's achieved bandwidth (bytes/s) and ring-step latency
+/// (s): NVLink where the GPUs of the group share it, else PCIe.
+fn allreduce_link(gpu: &GpuSpec, layout: Layout, cal: &Calibration) -> (f64, f64) {
+    if layout.tp <= 1 {
+        return (f64::INFINITY, 0.0);
+    }
+    // A PCIe card's NVLink bridge joins pairs only: rings over more than
+    // two GPUs cross PCIe (A100-PCIe, H100-NVL boards).
+    let bridge_only = gpu.form_factor == "PCIe";
+    if gpu.nvlink_gbps > 0.0 && (!bridge_only || layout.tp <= 2) {
+        (
+            gpu.nvlink_gbps / 2.0 * 1e9 * cal.allreduce_nvlink_efficiency(),
+            cal.hop_latency_nvlink_s(),
+        )
+    } else {
+        (pcie_allreduce_bytes_s(gpu, cal), cal.hop_latency_pcie_s())
+    }
+}
+
 impl Deployment {
     /// Builds the deployment with the kernel vLLM picks for `precision` on this
     /// GPU when no checkpoint is named ([`default_kernel`]); errors when vLLM
@@ -252,52 +301,16 @@ impl Deployment {
         let attention_tflops = tensor_tflops(gpu, attention_precision).unwrap_or(tflops);
         let p = model.params();
         let moe_layers = model.moe_layers() as f64;
-        let (num_experts, k, expert_params, ffn_active) = match &model.moe {
-            Some(moe) => {
-                let expert = if moe_layers > 0.0 {
-                    p.routed_experts as f64 / (moe_layers * moe.num_experts as f64)
-                } else {
-                    0.0
-                };
-                (
-                    moe.num_experts as f64,
-                    moe.experts_per_token as f64,
-                    expert,
-                    (moe.experts_per_token * moe.expert_intermediate_size) as f64,
-                )
-            }
-            None => (0.0, 0.0, 0.0, model.intermediate_size as f64),
-        };
+        let (num_experts, k, expert_params, ffn_active) = moe_shape(model, moe_layers);
         let lm_head = (model.vocab_size * model.hidden_size) as f64;
-        let attention_width = match &model.mla {
-            Some(m) => {
-                (model.num_attention_heads * (m.qk_nope_head_dim + m.qk_rope_head_dim)) as f64
-            }
-            None => (model.num_attention_heads * model.head_dim) as f64,
-        };
+        let attention_width = attention_width(model);
         let linear_bytes = precision.bytes_per_element();
         let other_bytes = if precision == Precision::Fp32 {
             4.0
         } else {
             2.0
         };
-        let tp = f64::from(layout.tp);
-        let (allreduce, hop) = if layout.tp > 1 {
-            // A PCIe card's NVLink bridge joins pairs only: rings over more than
-            // two GPUs cross PCIe (A100-PCIe, H100-NVL boards).
-            let bridge_only = gpu.form_factor == "PCIe";
-            if gpu.nvlink_gbps > 0.0 && (!bridge_only || layout.tp <= 2) {
-                (
-                    gpu.nvlink_gbps / 2.0 * 1e9 * cal.allreduce_nvlink_efficiency(),
-                    cal.hop_latency_nvlink_s(),
-                )
-            } else {
-                (pcie_allreduce_bytes_s(gpu, cal), cal.hop_latency_pcie_s())
-            }
-        } else {
-            (f64::INFINITY, 0.0)
-        };
-        let _ = tp;
+        let (allreduce, hop) = allreduce_link(gpu, layout, cal);
         Ok(Deployment {
             model: model.id.clone(),
             gpu: gpu.name.clone(),
