@@ -5,7 +5,7 @@ use super::{check_finite, print_json, table};
 use crate::cli::EstimateCmd;
 use crate::error::{CliError, CliResult};
 use crate::load;
-use gpuplan_app::{run_estimate, EstimateOutcome, EstimateRequest, FieldNames};
+use gpuplan_app::{run_estimate, EstimateOutcome, EstimateReport, EstimateRequest, FieldNames};
 use gpuplan_catalog::Catalog;
 
 pub fn run(catalog: &Catalog, cmd: EstimateCmd) -> CliResult {
@@ -15,18 +15,7 @@ pub fn run(catalog: &Catalog, cmd: EstimateCmd) -> CliResult {
     if let Some(m) = load::nonllm_model(&cmd.model)? {
         return super::estimate_nonllm::run(catalog, &m, &cmd);
     }
-    for (set, flag) in [
-        (cmd.steps.is_some(), "--steps"),
-        (cmd.resolution.is_some(), "--resolution"),
-        (cmd.no_guidance, "--no-guidance"),
-        (cmd.audio_seconds.is_some(), "--audio-seconds"),
-    ] {
-        if set {
-            return Err(CliError::bad(format!(
-                "{flag}: applies to image-generation and speech models, not to LLMs"
-            )));
-        }
-    }
+    reject_media_flags(&cmd)?;
     let model = load::model(catalog, &cmd.model)?;
     let model_request = gpuplan_app::ModelRequest {
         id: Some(model.id.clone()),
@@ -63,14 +52,42 @@ pub fn run(catalog: &Catalog, cmd: EstimateCmd) -> CliResult {
     if cmd.json {
         return print_json(&report);
     }
+    print_report(catalog, &report, input_len, output_len)
+}
+
+/// Flags that only image-generation and speech models take.
+fn reject_media_flags(cmd: &EstimateCmd) -> CliResult {
+    for (set, flag) in [
+        (cmd.steps.is_some(), "--steps"),
+        (cmd.resolution.is_some(), "--resolution"),
+        (cmd.no_guidance, "--no-guidance"),
+        (cmd.audio_seconds.is_some(), "--audio-seconds"),
+    ] {
+        if set {
+            return Err(CliError::bad(format!(
+                "{flag}: applies to image-generation and speech models, not to LLMs"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The human-readable estimate: the setup line, the latency/throughput
+/// table, the memory line and the calibration note.
+fn print_report(
+    catalog: &Catalog,
+    report: &EstimateReport,
+    input_len: u64,
+    output_len: u64,
+) -> CliResult {
     let (e, memory, layout, precision, kv_precision) = (
-        &report,
+        report,
         &report.memory,
         (report.tp, report.pp),
         report.precision,
         report.kv_precision,
     );
-    check_finite(&report)?;
+    check_finite(report)?;
     println!(
         "{} on {} × {} [TP{} × PP{}], {} weights, {} KV cache, {}; {input_len} in / {output_len} out tokens{}",
         report.model,
