@@ -33,12 +33,23 @@ struct Point {
     requests_per_s: f64,
 }
 
+/// The model every grid point serves: Llama 3.1 8B, the one the floors
+/// below hold for. `GRID_MODEL=qwen2.5-32b` (any catalog id that fits one
+/// GPU in FP8) runs the same grid on another model and prints it without
+/// the floors: the check on workloads the tail model was not built on.
+fn grid_model() -> String {
+    std::env::var("GRID_MODEL").unwrap_or_else(|_| DEFAULT_MODEL.to_string())
+}
+
+/// See [`grid_model`].
+const DEFAULT_MODEL: &str = "llama-3.1-8b";
+
 fn workload(catalog: &Catalog, p: Point) -> InferenceWorkload {
     let text = format!(
         r#"
 kind = "inference"
 [model]
-id = "llama-3.1-8b"
+id = "{model}"
 precisions = ["fp8"]
 [traffic]
 requests_per_s = {rps}
@@ -51,6 +62,7 @@ tpot_ms_p99 = 1000
 [constraints]
 max_utilization = {u}
 "#,
+        model = grid_model(),
         rps = p.requests_per_s,
         im = p.input_mean,
         ip = p.input_mean * 3,
@@ -235,6 +247,10 @@ fn analytical_tails_track_the_simulator_on_a_grid() {
     // from 18 to 36 seeds). A change to the tail model or the simulator
     // that loses agreement fails.
     assert_eq!(rows.len(), grid().len(), "every grid point has a plan");
+    if grid_model() != DEFAULT_MODEL {
+        // Another model: the table is the result; the floors are the 8B's.
+        return;
+    }
     assert!(share(&tpot_err, 0.15) >= 0.90, "TPOT agreement fell");
     assert!(share(&ttft_err, 0.30) >= 0.97, "TTFT agreement fell");
     assert!(share(&ttft_err, 0.15) >= 0.90, "TTFT agreement fell");
