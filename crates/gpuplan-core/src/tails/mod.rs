@@ -466,7 +466,12 @@ impl<'a> TailModel<'a> {
             // memory-bound decode step).
             per_token_s: load.backlog_per_token_s,
             in_flight: occupancy.in_flight,
-            admitted_ca2,
+            // Over a request's life the router evens out the Poisson part of
+            // the counts ([`Self::router_count_smoothing`]); while slots are
+            // full, departures pace admissions anyway.
+            admitted_ca2: (admitted_ca2
+                - self.router_count_smoothing() * (1.0 - slot_wait.probability))
+                .max(0.05),
             occupancy_peakedness: self.occupancy_swing(&occupancy),
             batch: i.batch,
             slot_wait_probability: slot_wait.probability,

@@ -721,3 +721,43 @@ fn a_clump_couples_the_slot_wait_and_the_prefill_wait() {
     let (_, p99) = bursty.waits_mean_and_p99_s(&saturated, &prefill);
     assert!((p99 - wait_quantile(full, 0.99, 1.0)).abs() < 1e-9, "{p99}");
 }
+
+#[test]
+fn the_router_evens_out_the_prompts_a_life_admits() {
+    let dep = h100_8b();
+    // Poisson traffic over 12 replicas, output lengths of c_s² 0.33: a
+    // replica's prompts over a life follow its completions, index of
+    // dispersion 1/12 + 11/12 · 0.33 (what the simulator measures), far
+    // below the arrivals' 1.
+    let fleet = TailInputs {
+        slot_pool_replicas: 12.0,
+        cs2: 0.33,
+        ..inputs(1.0)
+    };
+    let model = TailModel::new(&dep, fleet);
+    let (tails, pace) = model.at_without_tpot_tail(2.0);
+    let pace = pace.unwrap();
+    assert!(tails.slot_wait_probability < 1e-6);
+    let expected = 1.0 / 12.0 + 11.0 / 12.0 * 0.33;
+    assert!(
+        (pace.admitted_ca2 - expected).abs() < 1e-9,
+        "{}",
+        pace.admitted_ca2
+    );
+    // Alone, a replica keeps its arrivals' dispersion.
+    let alone = TailModel::new(
+        &dep,
+        TailInputs {
+            cs2: 0.33,
+            ..inputs(1.0)
+        },
+    );
+    assert_eq!(alone.router_count_smoothing(), 0.0);
+    assert!((alone.at_without_tpot_tail(2.0).1.unwrap().admitted_ca2 - 1.0).abs() < 1e-9);
+    // The evened-out counts make a shorter TPOT tail at the same load.
+    let raw = DecodePace {
+        admitted_ca2: 1.0,
+        ..pace
+    };
+    assert!(model.tpot_tail(2.0, pace).p99_s() < model.tpot_tail(2.0, raw).p99_s());
+}

@@ -12,7 +12,9 @@ pub(super) struct DecodePace {
     pub(super) tpot_mean_s: f64,
     pub(super) per_token_s: f64,
     pub(super) in_flight: f64,
-    /// Burstiness (c_a²) of the prompts admitted into the running batch.
+    /// Index of dispersion of the prompts admitted into the running batch
+    /// over a request's life: their burstiness (c_a²), less what the
+    /// router evens out.
     pub(super) admitted_ca2: f64,
     /// Variance over mean of the count of sequences in flight
     /// ([`TailModel::occupancy_swing`]), and the batch cap that bounds it.
