@@ -796,9 +796,8 @@ fn validate_engine_limits(raw: &RawEngine) -> Result<(f64, u64)> {
     Ok((memory_utilization, max_batched_tokens))
 }
 
-/// Validates `[constraints]` against the catalog (providers, regions, geo,
-/// countries and GPUs must exist; counts and budgets in range).
-pub fn validate_constraints(c: &RawConstraints, catalog: &Catalog) -> Result<Constraints> {
+/// `constraints.providers`: providers of the catalog, lower-cased.
+fn validate_providers(c: &RawConstraints, catalog: &Catalog) -> Result<Vec<String>> {
     let known = catalog.providers();
     let providers: Vec<String> = c
         .providers
@@ -816,6 +815,11 @@ pub fn validate_constraints(c: &RawConstraints, catalog: &Catalog) -> Result<Con
             ));
         }
     }
+    Ok(providers)
+}
+
+/// `constraints.regions`: names or globs that match some offering's region.
+fn validate_regions(c: &RawConstraints, catalog: &Catalog) -> Result<Vec<String>> {
     let regions = c.regions.clone().unwrap_or_default();
     for r in &regions {
         let pattern = glob::Pattern::new(r).map_err(|e| {
@@ -847,6 +851,11 @@ pub fn validate_constraints(c: &RawConstraints, catalog: &Catalog) -> Result<Con
             ));
         }
     }
+    Ok(regions)
+}
+
+/// `constraints.geo`: the geography codes, upper-cased.
+fn validate_geo(c: &RawConstraints) -> Result<Vec<String>> {
     let geo: Vec<String> = c
         .geo
         .clone()
@@ -863,6 +872,11 @@ pub fn validate_constraints(c: &RawConstraints, catalog: &Catalog) -> Result<Con
             ));
         }
     }
+    Ok(geo)
+}
+
+/// `constraints.countries`: ISO 3166 codes of countries with a region in the catalog.
+fn validate_countries(c: &RawConstraints, catalog: &Catalog) -> Result<Vec<String>> {
     let countries: Vec<String> = c
         .countries
         .clone()
@@ -891,6 +905,16 @@ pub fn validate_constraints(c: &RawConstraints, catalog: &Catalog) -> Result<Con
             ));
         }
     }
+    Ok(countries)
+}
+
+/// Validates `[constraints]` against the catalog (providers, regions, geo,
+/// countries and GPUs must exist; counts and budgets in range).
+pub fn validate_constraints(c: &RawConstraints, catalog: &Catalog) -> Result<Constraints> {
+    let providers = validate_providers(c, catalog)?;
+    let regions = validate_regions(c, catalog)?;
+    let geo = validate_geo(c)?;
+    let countries = validate_countries(c, catalog)?;
     let resolve = |field: &str, list: &Option<Vec<String>>| -> Result<Vec<String>> {
         list.clone()
             .unwrap_or_default()
