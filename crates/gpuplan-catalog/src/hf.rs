@@ -21,6 +21,48 @@ pub const SUPPORTED_MODEL_TYPES: &[&str] = &[
     "starcoder2",
 ];
 
+/// Reads the numbers of one config.json: every number with its range of
+/// `crate::limits`, and errors name the key as config.json writes it.
+struct ConfigReader<'a> {
+    /// The language model's config (under `text_config` for multimodal wrappers).
+    cfg: &'a Value,
+    file: &'a str,
+}
+
+impl ConfigReader<'_> {
+    fn err(&self, field: &str, value: String, expected: &str) -> CatalogError {
+        CatalogError::invalid(field, value, expected).in_file(self.file)
+    }
+
+    fn uint(&self, key: &str, range: Count) -> Result<Option<u64>> {
+        match self.cfg.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(x) => match x.as_u64() {
+                Some(n) if range.contains(n) => Ok(Some(n)),
+                _ => Err(self.err(key, x.to_string(), &range.describe())),
+            },
+        }
+    }
+
+    fn need(&self, key: &str, range: Count) -> Result<u64> {
+        self.uint(key, range)?
+            .ok_or_else(|| self.err(key, "(missing)".into(), &range.describe()))
+    }
+
+    fn width(&self, key: &str) -> Result<u64> {
+        self.need(key, limits::MODEL_WIDTH)
+    }
+
+    fn experts(&self, key: &str) -> Result<u64> {
+        self.need(key, limits::MODEL_EXPERTS)
+    }
+}
+
+/// `range` from 0: a key whose 0 means "none".
+fn or_zero(range: Count) -> Count {
+    Count::new(0, range.max)
+}
+
 /// Parses `text` (the content of `file`) as a HF config and builds the
 /// architecture, named `id`.
 pub fn import_hf_config(file: &str, text: &str, id: &str) -> Result<ModelArch> {
@@ -31,9 +73,7 @@ pub fn import_hf_config(file: &str, text: &str, id: &str) -> Result<ModelArch> {
     })?;
     // Multimodal wrappers keep the language model under text_config.
     let cfg = v.get("text_config").filter(|t| t.is_object()).unwrap_or(&v);
-    let err = |field: &str, value: String, expected: &str| {
-        CatalogError::invalid(field, value, expected).in_file(file)
-    };
+    let r = ConfigReader { cfg, file };
     let model_type = cfg
         .get("model_type")
         .or_else(|| v.get("model_type"))
@@ -41,27 +81,12 @@ pub fn import_hf_config(file: &str, text: &str, id: &str) -> Result<ModelArch> {
         .unwrap_or("")
         .to_string();
     if !SUPPORTED_MODEL_TYPES.contains(&model_type.as_str()) {
-        return Err(err(
+        return Err(r.err(
             "model_type",
             model_type,
             &format!("one of {}", SUPPORTED_MODEL_TYPES.join(", ")),
         ));
     }
-    // Every number is read with its range of `crate::limits`, and errors name
-    // the key as config.json writes it.
-    let uint = |key: &str, range: Count| -> Result<Option<u64>> {
-        match cfg.get(key) {
-            None | Some(Value::Null) => Ok(None),
-            Some(x) => match x.as_u64() {
-                Some(n) if range.contains(n) => Ok(Some(n)),
-                _ => Err(err(key, x.to_string(), &range.describe())),
-            },
-        }
-    };
-    let need = |key: &str, range: Count| -> Result<u64> {
-        uint(key, range)?.ok_or_else(|| err(key, "(missing)".into(), &range.describe()))
-    };
-    let or_zero = |range: Count| Count::new(0, range.max);
     let architecture = v
         .get("architectures")
         .and_then(|a| a.get(0))
@@ -69,113 +94,25 @@ pub fn import_hf_config(file: &str, text: &str, id: &str) -> Result<ModelArch> {
         .map(str::to_string)
         .unwrap_or_else(|| format!("{model_type} (HF config)"));
 
-    let hidden = need("hidden_size", limits::MODEL_WIDTH)?;
-    let heads = need("num_attention_heads", limits::MODEL_HEADS)?;
-    let kv_heads = uint("num_key_value_heads", limits::MODEL_HEADS)?.unwrap_or(heads);
-    let layers = need("num_hidden_layers", limits::MODEL_LAYERS)?;
-    let vocab = need("vocab_size", limits::MODEL_VOCAB)?;
-    let width = |key: &str| need(key, limits::MODEL_WIDTH);
-
-    let mla = if model_type.starts_with("deepseek") {
-        Some(MlaSpec {
-            q_lora_rank: uint("q_lora_rank", or_zero(limits::MODEL_WIDTH))?.unwrap_or(0),
-            kv_lora_rank: width("kv_lora_rank")?,
-            qk_rope_head_dim: width("qk_rope_head_dim")?,
-            qk_nope_head_dim: width("qk_nope_head_dim")?,
-            v_head_dim: width("v_head_dim")?,
-        })
-    } else {
-        None
-    };
-    let head_dim = match &mla {
-        Some(m) => m.qk_nope_head_dim + m.qk_rope_head_dim,
-        None => match uint("head_dim", limits::MODEL_WIDTH)? {
-            Some(d) => d,
-            None if hidden.is_multiple_of(heads) => hidden / heads,
-            None => {
-                return Err(err(
-                    "num_attention_heads",
-                    heads.to_string(),
-                    &format!(
-                        "a divisor of hidden_size ({hidden}) when head_dim is not given; \
-                         set head_dim explicitly if the heads are not hidden_size / num_attention_heads wide"
-                    ),
-                ))
-            }
-        },
-    };
-
-    let experts = |key: &str| need(key, limits::MODEL_EXPERTS);
-    let moe = match model_type.as_str() {
-        "mixtral" => Some(MoeSpec {
-            num_experts: experts("num_local_experts")?,
-            experts_per_token: experts("num_experts_per_tok")?,
-            num_shared_experts: 0,
-            expert_intermediate_size: width("intermediate_size")?,
-            first_dense_layers: 0,
-        }),
-        "qwen2_moe" | "qwen3_moe" => Some(MoeSpec {
-            num_experts: experts("num_experts")?,
-            experts_per_token: experts("num_experts_per_tok")?,
-            num_shared_experts: u64::from(
-                uint(
-                    "shared_expert_intermediate_size",
-                    or_zero(limits::MODEL_WIDTH),
-                )?
-                .unwrap_or(0)
-                    > 0,
-            ),
-            expert_intermediate_size: width("moe_intermediate_size")?,
-            first_dense_layers: 0,
-        }),
-        "deepseek_v2" | "deepseek_v3" => Some(MoeSpec {
-            num_experts: experts("n_routed_experts")?,
-            experts_per_token: experts("num_experts_per_tok")?,
-            num_shared_experts: uint("n_shared_experts", limits::MODEL_SMALL_COUNT)?.unwrap_or(0),
-            expert_intermediate_size: width("moe_intermediate_size")?,
-            first_dense_layers: uint("first_k_dense_replace", limits::MODEL_SMALL_COUNT)?
-                .unwrap_or(0),
-        }),
-        _ => None,
-    };
-
-    let tie_default = model_type == "gemma2";
-    let tie = match cfg.get("tie_word_embeddings") {
-        Some(Value::Bool(b)) => *b,
-        None | Some(Value::Null) => tie_default,
-        Some(x) => return Err(err("tie_word_embeddings", x.to_string(), "true or false")),
-    };
-    let act = cfg
-        .get("hidden_act")
-        .or_else(|| cfg.get("hidden_activation"))
-        .and_then(Value::as_str)
-        .unwrap_or("silu");
-    let mlp_type = match model_type.as_str() {
-        "starcoder2" => MlpType::Gelu,
-        "gemma2" => MlpType::Geglu,
-        _ if act.starts_with("gelu") => MlpType::Geglu,
-        _ => MlpType::Swiglu,
-    };
+    let hidden = r.need("hidden_size", limits::MODEL_WIDTH)?;
+    let heads = r.need("num_attention_heads", limits::MODEL_HEADS)?;
+    let kv_heads = r
+        .uint("num_key_value_heads", limits::MODEL_HEADS)?
+        .unwrap_or(heads);
+    let layers = r.need("num_hidden_layers", limits::MODEL_LAYERS)?;
+    let vocab = r.need("vocab_size", limits::MODEL_VOCAB)?;
+    let mla = read_mla(&r, &model_type)?;
+    let head_dim = read_head_dim(&r, hidden, heads, mla.as_ref())?;
+    let moe = read_moe(&r, &model_type)?;
+    let tie = read_tie(&r, &model_type)?;
+    let mlp_type = read_mlp_type(&r, &model_type);
     let use_sliding = !matches!(cfg.get("use_sliding_window"), Some(Value::Bool(false)));
     let sliding_window = if use_sliding {
-        uint("sliding_window", limits::MODEL_CONTEXT)?
+        r.uint("sliding_window", limits::MODEL_CONTEXT)?
     } else {
         None
     };
-    // MoE models whose dense FFN width is absent use the expert width.
-    let intermediate = match uint("intermediate_size", or_zero(limits::MODEL_WIDTH))? {
-        Some(x) if x > 0 => x,
-        _ => moe
-            .as_ref()
-            .map(|m| m.expert_intermediate_size)
-            .ok_or_else(|| {
-                err(
-                    "intermediate_size",
-                    "(missing)".into(),
-                    &limits::MODEL_WIDTH.describe(),
-                )
-            })?,
-    };
+    let intermediate = read_intermediate(&r, moe.as_ref())?;
     let m = ModelArch {
         id: id.to_ascii_lowercase(),
         hf_repo: v
@@ -193,7 +130,8 @@ pub fn import_hf_config(file: &str, text: &str, id: &str) -> Result<ModelArch> {
         intermediate_size: intermediate,
         vocab_size: vocab,
         tie_word_embeddings: tie,
-        max_position_embeddings: uint("max_position_embeddings", limits::MODEL_CONTEXT)?
+        max_position_embeddings: r
+            .uint("max_position_embeddings", limits::MODEL_CONTEXT)?
             .unwrap_or(4096),
         mlp_type,
         moe,
@@ -205,8 +143,127 @@ pub fn import_hf_config(file: &str, text: &str, id: &str) -> Result<ModelArch> {
         source: format!("imported from Hugging Face config {file}"),
     };
     check_model(&m)
-        .map_err(|(field, value, expected)| err(hf_key(&field, &model_type), value, &expected))?;
+        .map_err(|(field, value, expected)| r.err(hf_key(&field, &model_type), value, &expected))?;
     Ok(m)
+}
+
+/// DeepSeek's multi-head latent attention, when the model type has it.
+fn read_mla(r: &ConfigReader<'_>, model_type: &str) -> Result<Option<MlaSpec>> {
+    if !model_type.starts_with("deepseek") {
+        return Ok(None);
+    }
+    Ok(Some(MlaSpec {
+        q_lora_rank: r
+            .uint("q_lora_rank", or_zero(limits::MODEL_WIDTH))?
+            .unwrap_or(0),
+        kv_lora_rank: r.width("kv_lora_rank")?,
+        qk_rope_head_dim: r.width("qk_rope_head_dim")?,
+        qk_nope_head_dim: r.width("qk_nope_head_dim")?,
+        v_head_dim: r.width("v_head_dim")?,
+    }))
+}
+
+/// A head's width: MLA's query-key parts, `head_dim`, or hidden / heads.
+fn read_head_dim(
+    r: &ConfigReader<'_>,
+    hidden: u64,
+    heads: u64,
+    mla: Option<&MlaSpec>,
+) -> Result<u64> {
+    if let Some(m) = mla {
+        return Ok(m.qk_nope_head_dim + m.qk_rope_head_dim);
+    }
+    match r.uint("head_dim", limits::MODEL_WIDTH)? {
+        Some(d) => Ok(d),
+        None if hidden.is_multiple_of(heads) => Ok(hidden / heads),
+        None => Err(r.err(
+            "num_attention_heads",
+            heads.to_string(),
+            &format!(
+                "a divisor of hidden_size ({hidden}) when head_dim is not given; \
+                 set head_dim explicitly if the heads are not hidden_size / num_attention_heads wide"
+            ),
+        )),
+    }
+}
+
+/// The experts of a mixture-of-experts model type, as each family names them.
+fn read_moe(r: &ConfigReader<'_>, model_type: &str) -> Result<Option<MoeSpec>> {
+    Ok(match model_type {
+        "mixtral" => Some(MoeSpec {
+            num_experts: r.experts("num_local_experts")?,
+            experts_per_token: r.experts("num_experts_per_tok")?,
+            num_shared_experts: 0,
+            expert_intermediate_size: r.width("intermediate_size")?,
+            first_dense_layers: 0,
+        }),
+        "qwen2_moe" | "qwen3_moe" => Some(MoeSpec {
+            num_experts: r.experts("num_experts")?,
+            experts_per_token: r.experts("num_experts_per_tok")?,
+            num_shared_experts: u64::from(
+                r.uint(
+                    "shared_expert_intermediate_size",
+                    or_zero(limits::MODEL_WIDTH),
+                )?
+                .unwrap_or(0)
+                    > 0,
+            ),
+            expert_intermediate_size: r.width("moe_intermediate_size")?,
+            first_dense_layers: 0,
+        }),
+        "deepseek_v2" | "deepseek_v3" => Some(MoeSpec {
+            num_experts: r.experts("n_routed_experts")?,
+            experts_per_token: r.experts("num_experts_per_tok")?,
+            num_shared_experts: r
+                .uint("n_shared_experts", limits::MODEL_SMALL_COUNT)?
+                .unwrap_or(0),
+            expert_intermediate_size: r.width("moe_intermediate_size")?,
+            first_dense_layers: r
+                .uint("first_k_dense_replace", limits::MODEL_SMALL_COUNT)?
+                .unwrap_or(0),
+        }),
+        _ => None,
+    })
+}
+
+/// `tie_word_embeddings`, defaulting as the model type does (Gemma 2 ties).
+fn read_tie(r: &ConfigReader<'_>, model_type: &str) -> Result<bool> {
+    match r.cfg.get("tie_word_embeddings") {
+        Some(Value::Bool(b)) => Ok(*b),
+        None | Some(Value::Null) => Ok(model_type == "gemma2"),
+        Some(x) => Err(r.err("tie_word_embeddings", x.to_string(), "true or false")),
+    }
+}
+
+/// The FFN's form from the model type and its activation.
+fn read_mlp_type(r: &ConfigReader<'_>, model_type: &str) -> MlpType {
+    let act = r
+        .cfg
+        .get("hidden_act")
+        .or_else(|| r.cfg.get("hidden_activation"))
+        .and_then(Value::as_str)
+        .unwrap_or("silu");
+    match model_type {
+        "starcoder2" => MlpType::Gelu,
+        "gemma2" => MlpType::Geglu,
+        _ if act.starts_with("gelu") => MlpType::Geglu,
+        _ => MlpType::Swiglu,
+    }
+}
+
+/// The dense FFN width; MoE models whose dense width is absent use the
+/// expert width.
+fn read_intermediate(r: &ConfigReader<'_>, moe: Option<&MoeSpec>) -> Result<u64> {
+    match r.uint("intermediate_size", or_zero(limits::MODEL_WIDTH))? {
+        Some(x) if x > 0 => Ok(x),
+        _ => moe.map(|m| m.expert_intermediate_size).ok_or_else(|| {
+            r.err(
+                "intermediate_size",
+                "(missing)".into(),
+                &limits::MODEL_WIDTH.describe(),
+            )
+        }),
+    }
 }
 
 /// The config.json key of a [`ModelArch`] field, so errors name what the user wrote.
