@@ -21,20 +21,21 @@ pub const SUPPORTED_MODEL_TYPES: &[&str] = &[
     "starcoder2",
 ];
 
-/// Reads the numbers of one config.json: every number with its range of
-/// `crate::limits`, and errors name the key as config.json writes it.
-struct ConfigReader<'a> {
-    /// The language model's config (under `text_config` for multimodal wrappers).
-    cfg: &'a Value,
-    file: &'a str,
+/// Reads the numbers of one config.json (an LLM's here, a diffusion,
+/// speech or encoder network's in `nonllm_hf`): every number with its range
+/// of `crate::limits`, and errors name the key as config.json writes it.
+pub(crate) struct ConfigReader<'a> {
+    /// The config's object (an LLM's under `text_config` for multimodal wrappers).
+    pub(crate) cfg: &'a Value,
+    pub(crate) file: &'a str,
 }
 
 impl ConfigReader<'_> {
-    fn err(&self, field: &str, value: String, expected: &str) -> CatalogError {
+    pub(crate) fn err(&self, field: &str, value: String, expected: &str) -> CatalogError {
         CatalogError::invalid(field, value, expected).in_file(self.file)
     }
 
-    fn uint(&self, key: &str, range: Count) -> Result<Option<u64>> {
+    pub(crate) fn uint(&self, key: &str, range: Count) -> Result<Option<u64>> {
         match self.cfg.get(key) {
             None | Some(Value::Null) => Ok(None),
             Some(x) => match x.as_u64() {
@@ -44,7 +45,7 @@ impl ConfigReader<'_> {
         }
     }
 
-    fn need(&self, key: &str, range: Count) -> Result<u64> {
+    pub(crate) fn need(&self, key: &str, range: Count) -> Result<u64> {
         self.uint(key, range)?
             .ok_or_else(|| self.err(key, "(missing)".into(), &range.describe()))
     }

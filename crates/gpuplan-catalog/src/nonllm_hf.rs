@@ -5,6 +5,7 @@
 //! or FLUX transformer is costed without its text encoders and VAE.
 
 use crate::error::{CatalogError, CatalogErrorKind, Result};
+use crate::hf::ConfigReader;
 use crate::limits::Count;
 use crate::nonllm::{Component, ComponentKind, FeedForward, NonLlmFamily, NonLlmModel};
 use serde_json::Value;
@@ -25,7 +26,7 @@ pub fn import_nonllm_config(file: &str, text: &str, id: &str) -> Result<Option<N
     })?;
     let class = v.get("_class_name").and_then(Value::as_str).unwrap_or("");
     let model_type = v.get("model_type").and_then(Value::as_str).unwrap_or("");
-    let r = Reader { v: &v, file };
+    let r = ConfigReader { cfg: &v, file };
     let (family, task, components) = match (class, model_type) {
         ("UNet2DConditionModel", _) => (NonLlmFamily::Diffusion, "text-to-image", vec![r.unet()?]),
         ("FluxTransformer2DModel", _) => {
@@ -54,46 +55,22 @@ pub fn import_nonllm_config(file: &str, text: &str, id: &str) -> Result<Option<N
     }))
 }
 
-struct Reader<'a> {
-    v: &'a Value,
-    file: &'a str,
-}
-
-impl Reader<'_> {
-    fn bad(&self, key: &str, value: String, expected: &str) -> CatalogError {
-        CatalogError::invalid(key, value, expected).in_file(self.file)
-    }
-
-    fn uint(&self, key: &str, range: Count) -> Result<Option<u64>> {
-        match self.v.get(key) {
-            None | Some(Value::Null) => Ok(None),
-            Some(x) => match x.as_u64() {
-                Some(n) if range.contains(n) => Ok(Some(n)),
-                _ => Err(self.bad(key, x.to_string(), &range.describe())),
-            },
-        }
-    }
-
-    fn need(&self, key: &str, range: Count) -> Result<u64> {
-        self.uint(key, range)?
-            .ok_or_else(|| self.bad(key, "missing".into(), &range.describe()))
-    }
-
+impl ConfigReader<'_> {
     /// A number or a list of numbers (one per level), as `levels` values.
     fn per_level(&self, key: &str, levels: usize, default: u64) -> Result<Vec<u64>> {
-        match self.v.get(key) {
+        match self.cfg.get(key) {
             None | Some(Value::Null) => Ok(vec![default; levels]),
             Some(Value::Array(a)) if a.len() == levels => a
                 .iter()
                 .map(|x| {
                     x.as_u64()
                         .filter(|n| *n <= 4096)
-                        .ok_or_else(|| self.bad(key, x.to_string(), "whole numbers up to 4096"))
+                        .ok_or_else(|| self.err(key, x.to_string(), "whole numbers up to 4096"))
                 })
                 .collect(),
             Some(x) => match x.as_u64() {
                 Some(n) if n <= 4096 => Ok(vec![n; levels]),
-                _ => Err(self.bad(
+                _ => Err(self.err(
                     key,
                     x.to_string(),
                     &format!("a number or a list of {levels}"),
@@ -103,17 +80,17 @@ impl Reader<'_> {
     }
 
     fn unet(&self) -> Result<Component> {
-        let channels: Vec<u64> = match self.v.get("block_out_channels") {
+        let channels: Vec<u64> = match self.cfg.get("block_out_channels") {
             Some(Value::Array(a)) if !a.is_empty() => a
                 .iter()
                 .map(|x| {
                     x.as_u64().filter(|n| DIM.contains(*n)).ok_or_else(|| {
-                        self.bad("block_out_channels", x.to_string(), &DIM.describe())
+                        self.err("block_out_channels", x.to_string(), &DIM.describe())
                     })
                 })
                 .collect::<Result<_>>()?,
             other => {
-                return Err(self.bad(
+                return Err(self.err(
                     "block_out_channels",
                     format!("{other:?}"),
                     "a list of channel counts",
@@ -123,13 +100,13 @@ impl Reader<'_> {
         let levels = channels.len();
         let layers = self.per_level("transformer_layers_per_block", levels, 1)?;
         // Levels whose down block has cross-attention carry transformers.
-        let types: Vec<String> = match self.v.get("down_block_types") {
+        let types: Vec<String> = match self.cfg.get("down_block_types") {
             Some(Value::Array(a)) if a.len() == levels => a
                 .iter()
                 .map(|t| t.as_str().unwrap_or("").to_string())
                 .collect(),
             other => {
-                return Err(self.bad(
+                return Err(self.err(
                     "down_block_types",
                     format!("{other:?}"),
                     &format!("a list of {levels} block types"),
@@ -163,7 +140,7 @@ impl Reader<'_> {
                 .into_iter()
                 .max()
                 .filter(|c| *c > 0)
-                .ok_or_else(|| self.bad("cross_attention_dim", "missing".into(), "a width"))?,
+                .ok_or_else(|| self.err("cross_attention_dim", "missing".into(), "a width"))?,
             latent_channels: self.need("in_channels", DIM)?,
             class_embed_dim: self
                 .uint("projection_class_embeddings_input_dim", DIM)?
@@ -243,7 +220,7 @@ impl Reader<'_> {
         let hidden = self.need("hidden_size", DIM)?;
         let heads = self.need("num_attention_heads", DIM)?;
         if !hidden.is_multiple_of(heads) {
-            return Err(self.bad(
+            return Err(self.err(
                 "num_attention_heads",
                 heads.to_string(),
                 "a divisor of hidden_size",
