@@ -243,7 +243,7 @@ fn explain_queueing(out: &mut String, p: &Plan) {
         p.replicas, p.max_num_seqs, d.cs2, d.p_wait_at_peak, d.queue_wait_ms_p99
     );
     line!(*out,
-        "  prefill compute: {:.0}% busy; prompts wait {:.0} ms on average, {:.0} ms at p99 (G/G/1, Allen–Cunneen; the router spreads bursts and picks idle replicas)",
+        "  prefill compute: {:.0}% busy; prompts wait {:.0} ms on average, {:.0} ms at p99 (G/G/1, Allen–Cunneen; the router spreads each burst over the replicas in turn)",
         d.prefill_utilization * 100.0,
         d.prefill_wait_ms_mean,
         d.prefill_wait_ms_p99

@@ -342,7 +342,7 @@ fn opt(v: Option<f64>) -> String {
 /// more (never less).
 /// A tight TTFT target on bursty traffic: one replica alone must keep its
 /// slots and prefill nearly idle, but behind the router its slots are pooled
-/// and its prompts go to idle replicas, so the fleet needs fewer replicas
+/// and its prompts spread over the replicas in turn, so the fleet needs fewer replicas
 /// than the count sized on one alone; the p99s it prints (at the pooled
 /// fleet) still meet the SLO.
 #[test]

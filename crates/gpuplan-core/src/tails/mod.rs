@@ -15,14 +15,11 @@
 //!    free. This is a G/G/1 queue whose work per request is its prompt
 //!    length × the time one prefill token adds to an iteration (plus its
 //!    share of the iteration's fixed part); a prompt waits with probability
-//!    `ρ^d` (the router sends it to a replica whose prefill is idle unless
-//!    the d ≈ √n replicas it effectively chooses among are all busy; the
-//!    prompts of a burst's clump take the idle ones first, so a bursty
-//!    stream leaves fewer), and then for an exponential time of
-//!    Allen–Cunneen's conditional mean `(c_a² + c_s²)/2 · E[S]/(1−ρ)`, c_a²
-//!    being the burstiness of the prompts this replica gets from the router
-//!    (a bursty stream thinned to 1/n), drained by more of the d replicas
-//!    as the prefill load rises;
+//!    `ρ`, and then for an exponential time of Allen–Cunneen's conditional
+//!    mean `(c_a² + c_s²)/2 · E[S]/(1−ρ)`, c_a² being the burstiness of the
+//!    prompts this replica gets from the router: its 1/n turn of the fleet's
+//!    stream (c_a²/n) plus a share of the spread of the arrivals that
+//!    replace its own departures;
 //! 3. **its own iteration** — a prompt's first token comes at the end of the
 //!    iteration that prefills it, and that iteration also carries the
 //!    prompts that arrived after it while the previous one ran: λ·t̄/2 on
@@ -592,11 +589,10 @@ impl<'a> TailModel<'a> {
     /// the iteration that prefills it, s, at the p99 wait (`wait_excess_s`
     /// above the mean). They queue behind it, and the scheduler fills each
     /// budget from the queue's head, so as many as the budget leaves room
-    /// for ride along: λ per s over the prefill part of the wait. Behind a
-    /// router they join this replica only when their other choices are busy
-    /// too (ρ^(d−1): the wait's ρ^d over ρ); under bursts the co-batched
-    /// spread, which rises with the wait (correlation r, [`burst_spread`]),
-    /// already holds them, so they count with weight 1 − r.
+    /// for ride along: λ per s over the prefill part of the wait. Under
+    /// bursts the co-batched spread, which rises with the wait (correlation
+    /// r, [`burst_spread`]), already holds them, so they count with weight
+    /// 1 − r.
     fn riders_s(
         &self,
         lambda: f64,
@@ -607,12 +603,11 @@ impl<'a> TailModel<'a> {
         let prefill_excess_s = wait_excess_s
             .min(prefill_wait.p99_s - prefill_wait.mean_s)
             .max(0.0);
-        let join = (prefill_wait.queue_probability / prefill_wait.utilization.max(1e-12)).min(1.0);
         let uncorrelated = 1.0 - burst_correlation(self.prefill_ca2());
         let ahead = self.co_batched_prompts(lambda, load);
         let added_s = self.co_batched_time_s(ahead + lambda * prefill_excess_s, load)
             - self.co_batched_time_s(ahead, load);
-        join * uncorrelated * added_s
+        uncorrelated * added_s
     }
 
     /// Time `prompts` prompts of the mean length add to a prompt's

@@ -151,45 +151,68 @@ fn the_router_spreads_bursts_of_prompts_but_not_poisson_ones() {
 }
 
 #[test]
-fn the_router_sends_prompts_to_idle_prefill_even_when_they_are_poisson() {
+fn the_router_deals_each_replica_its_turn_of_the_prompts() {
     let dep = h100_8b();
-    let model = |replicas: f64| {
+    let model = |ca2: f64, replicas: f64| {
         TailModel::new(
             &dep,
             TailInputs {
                 slot_pool_replicas: replicas,
-                ..inputs(1.0)
+                ..inputs(ca2)
             },
         )
     };
-    let (alone, four) = (model(1.0), model(4.0));
+    let cs2 = inputs(1.0).cs2;
+    assert!(cs2 > 0.1, "{cs2}");
+    // One replica keeps its stream's burstiness.
+    for ca2 in [0.25, 1.0, 9.0] {
+        assert_eq!(model(ca2, 1.0).prefill_queue_ca2(), ca2);
+    }
+    // Behind the router, a replica's prompts are its 1/n turn of the stream
+    // (c_a²/n) plus a share of its departures' spread: Poisson over 4
+    // replicas is 1/4 + 3/4 · 0.6 · c_s², smoother than Poisson even with
+    // exponential slot times (c_s² = 1 here).
+    let poisson4 = model(1.0, 4.0).prefill_queue_ca2();
+    assert!(
+        (poisson4 - (0.25 + 0.75 * 0.6 * cs2)).abs() < 1e-12,
+        "{poisson4}"
+    );
+    assert!(poisson4 < 0.75, "{poisson4}");
+    // More replicas never make a Poisson or bursty stream's prompts burstier
+    // (a very smooth one gains some of the departures' spread).
+    for ca2 in [1.0, 9.0] {
+        let mut last = f64::INFINITY;
+        for n in [1.0, 2.0, 4.0, 16.0] {
+            let c = model(ca2, n).prefill_queue_ca2();
+            assert!(c <= last, "c_a² {ca2}, {n} replicas: {c} > {last}");
+            last = c;
+        }
+    }
+    // At the same load per replica, the smoother prompts wait less: the
+    // same utilisation ρ and probability of waiting, a shorter wait.
+    let (alone, four) = (model(1.0, 1.0), model(1.0, 4.0));
     let lambda = 25.0;
     let load = alone.occupancy(lambda).load;
     let rho = alone.prefill_utilization(lambda, &load);
+    assert!(rho > 0.05 && rho < 0.95, "{rho}");
     let one = alone.prefill_wait(lambda, &load).unwrap();
     let pooled = four
         .prefill_wait(lambda, &four.occupancy(lambda).load)
         .unwrap();
-    // One replica queues with probability ρ; behind the router, a prompt
-    // queues only if the √4 = 2 replicas it effectively chooses among are
-    // busy: ρ², and the backlog it finds drains over 1 + ρ⁴·(2 − 1)
-    // replicas (the burstiness is unchanged: Poisson stays Poisson).
-    assert!(rho > 0.05 && rho < 0.95, "{rho}");
     assert!((one.queue_probability - rho).abs() < 1e-12);
-    assert_eq!(one.in_chunk_probability, 0.0);
+    assert!((pooled.queue_probability - pooled.utilization).abs() < 1e-12);
     let conditional = one.queue_conditional_mean_s;
     assert!((one.mean_s - rho * conditional).abs() < 1e-9 * conditional);
-    assert!((pooled.queue_probability - rho * rho).abs() < 1e-12);
-    let drained = conditional / (1.0 + rho.powi(4));
-    assert!((pooled.queue_conditional_mean_s - drained).abs() < 1e-9 * conditional);
-    // The ρ − ρ² the router spares the queue still wait out the rest of the
-    // prompt-carrying iteration in progress: uniform, mean half of it.
-    assert!((pooled.in_chunk_probability - (rho - rho * rho)).abs() < 1e-12);
-    let expected = rho * rho * drained + (rho - rho * rho) * pooled.chunk_iteration_s / 2.0;
-    assert!((pooled.mean_s - expected).abs() < 1e-9 * expected);
-    assert!(pooled.chunk_iteration_s > load.t0);
-    // Its p99 is where the mixture's tail crosses 1 %.
-    assert!((pooled.exceeds(pooled.p99_s) - 0.01).abs() < 1e-6);
+    // Allen–Cunneen: the conditional wait scales with (c_a² + c_s²)/2.
+    let ratio = pooled.queue_conditional_mean_s / one.queue_conditional_mean_s;
+    let input_cv2 = alone.input_cv2;
+    let expected = (poisson4 + input_cv2) / (1.0 + input_cv2);
+    assert!(
+        (ratio - expected).abs() < 0.05 * expected,
+        "{ratio} {expected}"
+    );
+    // Its p99 is where the exponential tail crosses 1 %.
+    assert!((pooled.exceeds(pooled.p99_s) - 0.01).abs() < 1e-9);
     assert!(pooled.p99_s < one.p99_s);
 }
 
@@ -682,8 +705,6 @@ fn a_clump_couples_the_slot_wait_and_the_prefill_wait() {
         p99_s: 0.0,
         queue_probability: 0.1,
         queue_conditional_mean_s: 0.5,
-        in_chunk_probability: 0.0,
-        chunk_iteration_s: 0.01,
     };
     let mixture = wait_quantile(|t| 0.2 * (-t).exp() + 0.1 * (-2.0 * t).exp(), 0.99, 1.0);
     // Poisson: the waits are separate parts of one mixture.

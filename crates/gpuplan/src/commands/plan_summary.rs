@@ -132,7 +132,7 @@ fn why_it_wins(w: &InferenceWorkload, r: &PlanReport, p: &Plan) -> String {
     );
     let pooled = if d.replicas_for_peak < d.replicas_for_peak_alone {
         format!(
-            "; behind the router (slots pooled, prompts sent to idle replicas) {} replica(s) carry the peak, not {}",
+            "; behind the router (slots pooled, prompts spread over the replicas in turn) {} replica(s) carry the peak, not {}",
             d.replicas_for_peak, d.replicas_for_peak_alone
         )
     } else {
