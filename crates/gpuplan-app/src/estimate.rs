@@ -5,8 +5,8 @@ use crate::replica::{check, check_count, check_span, FieldNames, ModelRequest, R
 use gpuplan_catalog::{Catalog, ModelArch, Precision};
 use gpuplan_core::limits;
 use gpuplan_core::{
-    estimate, inference_memory, Bound, Calibration, EngineLimits, MemoryBreakdown, ReplicaSpec,
-    Spelling,
+    estimate, inference_memory, Bound, Calibration, EngineLimits, Estimate, InferenceMemory,
+    MemoryBreakdown, ReplicaSpec, Spelling,
 };
 use serde::{Deserialize, Serialize};
 
@@ -199,16 +199,7 @@ pub fn run_estimate(
     };
     let checked = check(catalog, &spec, req.replica.variant)?;
     let memory = inference_memory(&checked.memory_input())?;
-    let block = MemoryBlock {
-        fits: memory.fits,
-        gpu: gpu.name.clone(),
-        gpu_memory_gib: memory.gpu_memory_gib,
-        budget_gib: memory.budget_gib,
-        per_gpu: memory.per_gpu,
-        kv_cache_bytes_per_token: memory.kv_cache_bytes_per_token,
-        kv_cache_tokens: memory.kv_cache_tokens,
-        max_concurrent_sequences: memory.max_concurrent_sequences,
-    };
+    let block = MemoryBlock::of(&gpu.name, &memory);
     if !memory.fits {
         return Ok(EstimateOutcome::DoesNotFit(DoesNotFit {
             fits: false,
@@ -227,30 +218,83 @@ pub fn run_estimate(
         req.max_num_seqs,
         req.max_batched_tokens,
     )?;
-    Ok(EstimateOutcome::Estimated(Box::new(EstimateReport {
-        model: model.id.clone(),
-        gpu: gpu.name.clone(),
-        gpu_count: layout.gpus(),
-        tp: layout.tp,
-        pp: layout.pp,
+    let replica = ReplicaShape {
+        model: &model.id,
+        gpu: &gpu.name,
+        layout,
         precision,
         kv_precision,
-        engine: req.replica.engine,
-        input_len: req.input_len,
-        output_len: req.output_len,
-        beam_width: req.beam_width,
-        ttft_ms: e.ttft_ms,
-        tpot_ms: e.tpot_ms,
-        e2e_ms: e.e2e_ms,
-        output_tokens_per_s: e.output_tokens_per_s,
-        output_tokens_per_s_per_gpu: e.output_tokens_per_s_per_gpu,
-        requests_per_s: e.requests_per_s,
-        concurrency: e.concurrency,
-        max_concurrency: e.max_concurrency,
-        prefill_bound: e.prefill_bound,
-        decode_bound: e.decode_bound,
-        concurrency_bound: e.concurrency_bound,
-        calibrated: e.calibrated,
-        memory: block,
-    })))
+    };
+    Ok(EstimateOutcome::Estimated(Box::new(EstimateReport::of(
+        replica, req, &e, block,
+    ))))
+}
+
+/// The replica an estimate describes, for its report.
+struct ReplicaShape<'a> {
+    model: &'a str,
+    gpu: &'a str,
+    layout: gpuplan_core::Layout,
+    precision: Precision,
+    kv_precision: Precision,
+}
+
+impl MemoryBlock {
+    /// The memory part of the report for `gpu`.
+    fn of(gpu: &str, memory: &InferenceMemory) -> Self {
+        MemoryBlock {
+            fits: memory.fits,
+            gpu: gpu.to_string(),
+            gpu_memory_gib: memory.gpu_memory_gib,
+            budget_gib: memory.budget_gib,
+            per_gpu: memory.per_gpu,
+            kv_cache_bytes_per_token: memory.kv_cache_bytes_per_token,
+            kv_cache_tokens: memory.kv_cache_tokens,
+            max_concurrent_sequences: memory.max_concurrent_sequences,
+        }
+    }
+}
+
+impl EstimateReport {
+    /// The report of estimate `e` of `replica` serving `req`.
+    fn of(
+        replica: ReplicaShape<'_>,
+        req: &EstimateRequest,
+        e: &Estimate,
+        memory: MemoryBlock,
+    ) -> Self {
+        let ReplicaShape {
+            model,
+            gpu,
+            layout,
+            precision,
+            kv_precision,
+        } = replica;
+        EstimateReport {
+            model: model.to_string(),
+            gpu: gpu.to_string(),
+            gpu_count: layout.gpus(),
+            tp: layout.tp,
+            pp: layout.pp,
+            precision,
+            kv_precision,
+            engine: req.replica.engine,
+            input_len: req.input_len,
+            output_len: req.output_len,
+            beam_width: req.beam_width,
+            ttft_ms: e.ttft_ms,
+            tpot_ms: e.tpot_ms,
+            e2e_ms: e.e2e_ms,
+            output_tokens_per_s: e.output_tokens_per_s,
+            output_tokens_per_s_per_gpu: e.output_tokens_per_s_per_gpu,
+            requests_per_s: e.requests_per_s,
+            concurrency: e.concurrency,
+            max_concurrency: e.max_concurrency,
+            prefill_bound: e.prefill_bound,
+            decode_bound: e.decode_bound,
+            concurrency_bound: e.concurrency_bound,
+            calibrated: e.calibrated,
+            memory,
+        }
+    }
 }

@@ -98,57 +98,8 @@ impl CatalogBuilder {
     /// replaces the earlier one (users override bundled rows).
     pub fn extend(&mut self, kind: TableKind, file: &str, text: &str) -> Result<&mut Self> {
         match kind {
-            TableKind::Gpus => {
-                for g in parse_gpus(file, text)? {
-                    // A new GPU named like another GPU's alias would make that
-                    // alias ambiguous: the file adding the GPU is at fault.
-                    if let Some((owner, _, origin)) =
-                        self.aliases.iter().find(|(owner, alias, _)| {
-                            normalize(alias) == normalize(&g.name)
-                                && normalize(owner) != normalize(&g.name)
-                        })
-                    {
-                        return Err(CatalogError::invalid(
-                            "name",
-                            &g.name,
-                            format!(
-                                "a name that is not already an alias of `{owner}` ({}, line {})",
-                                origin.file, origin.line
-                            ),
-                        )
-                        .in_file(file));
-                    }
-                    // `H100 SXM 80GB` replaces `H100-SXM-80GB`: both look up the same.
-                    self.gpus
-                        .retain(|x| normalize(&x.name) != normalize(&g.name));
-                    self.gpus.push(g);
-                }
-            }
-            TableKind::GpuAliases => {
-                let table = Table::parse(file, text)?;
-                table.require(&["name", "alias"])?;
-                // An alias may repeat for the same GPU, never for two GPUs.
-                let mut seen: HashMap<String, (String, u64)> = HashMap::new();
-                for row in table.rows() {
-                    let alias = row.string("alias")?;
-                    let name = row.string("name")?;
-                    if let Some((other, first_line)) = seen.get(&normalize(&alias)) {
-                        if !other.eq_ignore_ascii_case(&name) {
-                            return Err(row.error(
-                                CatalogError::new(CatalogErrorKind::Duplicate {
-                                    id: alias,
-                                    first_line: *first_line,
-                                })
-                                .field("alias"),
-                            ));
-                        }
-                    }
-                    seen.insert(normalize(&alias), (name.clone(), row.line));
-                    self.aliases
-                        .retain(|(_, a, _)| normalize(a) != normalize(&alias));
-                    self.aliases.push((name, alias, Origin::of(&row)));
-                }
-            }
+            TableKind::Gpus => self.add_gpus(file, text)?,
+            TableKind::GpuAliases => self.add_aliases(file, text)?,
             TableKind::MigProfiles => {
                 for (p, origin) in parse_mig_profiles(file, text)? {
                     self.mig.retain(|(x, _)| {
@@ -168,23 +119,7 @@ impl CatalogBuilder {
                     self.regions.push(r);
                 }
             }
-            TableKind::Models => {
-                // A row replaces every earlier model that shares a name with
-                // it (id, alias or HF repo): a user row whose id is an alias
-                // of a bundled model replaces that model, instead of being
-                // shadowed by it on lookup.
-                let new = parse_models(file, text)?;
-                let names: std::collections::HashSet<String> =
-                    new.iter().flat_map(model_names).map(normalize).collect();
-                self.models
-                    .retain(|x| !model_names(x).any(|k| names.contains(&normalize(k))));
-                self.models.extend(new);
-                // Published checkpoints belong to a model id: those of a model
-                // replaced under another id no longer describe any model here.
-                let models = &self.models;
-                self.checkpoints
-                    .retain(|(c, _)| models.iter().any(|m| m.id == c.model));
-            }
+            TableKind::Models => self.add_models(file, text)?,
             TableKind::Checkpoints => {
                 for (c, origin) in parse_checkpoints(file, text)? {
                     // A user row replaces the bundled one of the same model, variant and format.
@@ -196,6 +131,79 @@ impl CatalogBuilder {
             }
         }
         Ok(self)
+    }
+
+    /// Adds the GPUs of a `gpus.csv`; `H100 SXM 80GB` replaces
+    /// `H100-SXM-80GB` (both look up the same). A new GPU named like another
+    /// GPU's alias would make that alias ambiguous: the file adding the GPU
+    /// is at fault.
+    fn add_gpus(&mut self, file: &str, text: &str) -> Result<()> {
+        for g in parse_gpus(file, text)? {
+            if let Some((owner, _, origin)) = self.aliases.iter().find(|(owner, alias, _)| {
+                normalize(alias) == normalize(&g.name) && normalize(owner) != normalize(&g.name)
+            }) {
+                return Err(CatalogError::invalid(
+                    "name",
+                    &g.name,
+                    format!(
+                        "a name that is not already an alias of `{owner}` ({}, line {})",
+                        origin.file, origin.line
+                    ),
+                )
+                .in_file(file));
+            }
+            self.gpus
+                .retain(|x| normalize(&x.name) != normalize(&g.name));
+            self.gpus.push(g);
+        }
+        Ok(())
+    }
+
+    /// Adds the aliases of a `gpu_aliases.csv` (resolved when the catalog is
+    /// built). An alias may repeat for the same GPU, never for two GPUs.
+    fn add_aliases(&mut self, file: &str, text: &str) -> Result<()> {
+        let table = Table::parse(file, text)?;
+        table.require(&["name", "alias"])?;
+        let mut seen: HashMap<String, (String, u64)> = HashMap::new();
+        for row in table.rows() {
+            let alias = row.string("alias")?;
+            let name = row.string("name")?;
+            if let Some((other, first_line)) = seen.get(&normalize(&alias)) {
+                if !other.eq_ignore_ascii_case(&name) {
+                    return Err(row.error(
+                        CatalogError::new(CatalogErrorKind::Duplicate {
+                            id: alias,
+                            first_line: *first_line,
+                        })
+                        .field("alias"),
+                    ));
+                }
+            }
+            seen.insert(normalize(&alias), (name.clone(), row.line));
+            self.aliases
+                .retain(|(_, a, _)| normalize(a) != normalize(&alias));
+            self.aliases.push((name, alias, Origin::of(&row)));
+        }
+        Ok(())
+    }
+
+    /// Adds the models of a `models.csv`. A row replaces every earlier model
+    /// that shares a name with it (id, alias or HF repo): a user row whose id
+    /// is an alias of a bundled model replaces that model, instead of being
+    /// shadowed by it on lookup. Published checkpoints belong to a model id:
+    /// those of a model replaced under another id no longer describe any
+    /// model here.
+    fn add_models(&mut self, file: &str, text: &str) -> Result<()> {
+        let new = parse_models(file, text)?;
+        let names: std::collections::HashSet<String> =
+            new.iter().flat_map(model_names).map(normalize).collect();
+        self.models
+            .retain(|x| !model_names(x).any(|k| names.contains(&normalize(k))));
+        self.models.extend(new);
+        let models = &self.models;
+        self.checkpoints
+            .retain(|(c, _)| models.iter().any(|m| m.id == c.model));
+        Ok(())
     }
 
     /// Adds offerings; rows with the same provider, instance, region and zone replace earlier ones.
@@ -231,123 +239,18 @@ impl CatalogBuilder {
 
     /// Validates cross-references and builds the lookup indexes.
     pub fn build(self) -> Result<Catalog> {
-        let mut gpu_index = HashMap::new();
-        for (i, g) in self.gpus.iter().enumerate() {
-            gpu_index.insert(normalize(&g.name), i);
-        }
-        for (name, alias, origin) in &self.aliases {
-            let Some(&i) = gpu_index.get(&normalize(name)) else {
-                let suggestions = suggest(name, self.gpus.iter().map(|g| g.name.as_str()));
-                return Err(
-                    origin.locate(CatalogError::unknown("GPU", name, suggestions).field("name"))
-                );
-            };
-            // An alias that is another GPU's name would be ignored on lookup
-            // (names win): say so instead of dropping the user's row.
-            if let Some(other) = self.gpus.iter().find(|g| {
-                normalize(&g.name) == normalize(alias) && normalize(&g.name) != normalize(name)
-            }) {
-                return Err(origin.locate(CatalogError::invalid(
-                    "alias",
-                    alias,
-                    format!(
-                        "a name of no other GPU (`{}` is a GPU of its own)",
-                        other.name
-                    ),
-                )));
-            }
-            gpu_index.entry(normalize(alias)).or_insert(i);
-        }
-        // A profile's GPU may be written by any alias: it is stored under the
-        // canonical name (what `mig_profiles_of` looks up), and a later row
-        // for the same GPU and profile replaces an earlier one. An unknown GPU
-        // is named by the file and line of the profile's own row.
-        let mut mig: Vec<MigProfile> = Vec::with_capacity(self.mig.len());
-        for (mut p, origin) in self.mig {
-            let Some(&i) = gpu_index.get(&normalize(&p.gpu)) else {
-                let suggestions = suggest(&p.gpu, self.gpus.iter().map(|g| g.name.as_str()));
-                return Err(
-                    origin.locate(CatalogError::unknown("GPU", &p.gpu, suggestions).field("gpu"))
-                );
-            };
-            p.gpu = self.gpus[i].name.clone();
-            mig.retain(|x| !(x.gpu == p.gpu && x.profile == p.profile));
-            mig.push(p);
-        }
-        let mut offerings = self.offerings;
-        let mut unresolved: BTreeMap<String, usize> = BTreeMap::new();
-        for o in &mut offerings {
-            match gpu_index.get(&normalize(&o.accelerator)) {
-                Some(&i) => o.gpu = Some(self.gpus[i].name.clone()),
-                None => *unresolved.entry(o.accelerator.clone()).or_default() += 1,
-            }
-        }
-        offerings.sort_by(|a, b| {
-            a.list_price()
-                .total_cmp(&b.list_price())
-                .then_with(|| a.provider.cmp(&b.provider))
-                .then_with(|| a.instance_type.cmp(&b.instance_type))
-                .then_with(|| a.region.cmp(&b.region))
-        });
-        let mut model_index = HashMap::new();
-        for (i, m) in self.models.iter().enumerate() {
-            for key in std::iter::once(&m.id)
-                .chain(m.aliases.iter())
-                .chain(m.hf_repo.iter())
-            {
-                model_index.entry(normalize(key)).or_insert(i);
-            }
-        }
-        let mut checkpoints = Vec::with_capacity(self.checkpoints.len());
-        for (c, origin) in self.checkpoints {
-            // Checkpoints name models by their catalog id, never by an alias.
-            if !self.models.iter().any(|m| m.id == c.model) {
-                let suggestions = suggest(&c.model, self.models.iter().map(|m| m.id.as_str()));
-                return Err(origin
-                    .locate(CatalogError::unknown("model", &c.model, suggestions).field("model")));
-            }
-            checkpoints.push(c);
-        }
-        let mut region_index = HashMap::new();
-        for (i, r) in self.regions.iter().enumerate() {
-            region_index.insert((r.provider.clone(), r.region.clone()), i);
-        }
-        let mut warnings = Vec::new();
-        if !unresolved.is_empty() {
-            let rows: usize = unresolved.values().sum();
-            warnings.push(format!(
-                "{rows} offerings ({} accelerator names) have no GPU spec and are left out of plans: {}",
-                unresolved.len(),
-                unresolved
-                    .iter()
-                    .map(|(k, v)| format!("{k} ({v})"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ));
-        }
-        let unpriced = offerings
+        let gpu_index = gpu_index(&self.gpus, &self.aliases)?;
+        let mig = canonical_mig_profiles(&self.gpus, &gpu_index, self.mig)?;
+        let (offerings, unresolved) = resolve_offerings(&self.gpus, &gpu_index, self.offerings);
+        let model_index = model_index(&self.models);
+        let checkpoints = known_model_checkpoints(&self.models, self.checkpoints)?;
+        let region_index: HashMap<(String, String), usize> = self
+            .regions
             .iter()
-            .filter(|o| o.price_per_hour.is_none() && o.spot_price_per_hour.is_none())
-            .count();
-        if unpriced > 0 {
-            warnings.push(format!(
-                "{unpriced} offerings list neither an on-demand nor a spot price and are left out of plans"
-            ));
-        }
-        let missing_regions: Vec<String> = offerings
-            .iter()
-            .filter(|o| !region_index.contains_key(&(o.provider.clone(), o.region.clone())))
-            .map(|o| format!("{}/{}", o.provider, o.region))
-            .collect::<std::collections::BTreeSet<_>>()
-            .into_iter()
+            .enumerate()
+            .map(|(i, r)| ((r.provider.clone(), r.region.clone()), i))
             .collect();
-        if !missing_regions.is_empty() {
-            warnings.push(format!(
-                "{} regions have no location in regions.csv (residency constraints exclude them): {}",
-                missing_regions.len(),
-                missing_regions.join(", ")
-            ));
-        }
+        let warnings = catalog_warnings(&offerings, &unresolved, &region_index);
         let anomalies = AnomalyIndex::build(&offerings, &self.gpus);
         Ok(Catalog {
             anomalies,
@@ -364,6 +267,170 @@ impl CatalogBuilder {
             warnings,
         })
     }
+}
+
+/// Every GPU's normalized name and alias to its index. An alias of an
+/// unknown GPU, or one that is another GPU's name (it would be ignored on
+/// lookup, names win), is an error naming its row.
+fn gpu_index(
+    gpus: &[GpuSpec],
+    aliases: &[(String, String, Origin)],
+) -> Result<HashMap<String, usize>> {
+    let mut index = HashMap::new();
+    for (i, g) in gpus.iter().enumerate() {
+        index.insert(normalize(&g.name), i);
+    }
+    for (name, alias, origin) in aliases {
+        let Some(&i) = index.get(&normalize(name)) else {
+            let suggestions = suggest(name, gpus.iter().map(|g| g.name.as_str()));
+            return Err(
+                origin.locate(CatalogError::unknown("GPU", name, suggestions).field("name"))
+            );
+        };
+        if let Some(other) = gpus.iter().find(|g| {
+            normalize(&g.name) == normalize(alias) && normalize(&g.name) != normalize(name)
+        }) {
+            return Err(origin.locate(CatalogError::invalid(
+                "alias",
+                alias,
+                format!(
+                    "a name of no other GPU (`{}` is a GPU of its own)",
+                    other.name
+                ),
+            )));
+        }
+        index.entry(normalize(alias)).or_insert(i);
+    }
+    Ok(index)
+}
+
+/// MIG profiles under their GPU's canonical name (what `mig_profiles_of`
+/// looks up; a profile may name its GPU by any alias), a later row for the
+/// same GPU and profile replacing an earlier one. An unknown GPU is named by
+/// the file and line of the profile's own row.
+fn canonical_mig_profiles(
+    gpus: &[GpuSpec],
+    gpu_index: &HashMap<String, usize>,
+    rows: Vec<(MigProfile, Origin)>,
+) -> Result<Vec<MigProfile>> {
+    let mut mig: Vec<MigProfile> = Vec::with_capacity(rows.len());
+    for (mut p, origin) in rows {
+        let Some(&i) = gpu_index.get(&normalize(&p.gpu)) else {
+            let suggestions = suggest(&p.gpu, gpus.iter().map(|g| g.name.as_str()));
+            return Err(
+                origin.locate(CatalogError::unknown("GPU", &p.gpu, suggestions).field("gpu"))
+            );
+        };
+        p.gpu = gpus[i].name.clone();
+        mig.retain(|x| !(x.gpu == p.gpu && x.profile == p.profile));
+        mig.push(p);
+    }
+    Ok(mig)
+}
+
+/// Offerings with their GPU resolved, cheapest first (then by provider,
+/// instance type and region), and the count of rows per accelerator name
+/// that no GPU spec matches.
+fn resolve_offerings(
+    gpus: &[GpuSpec],
+    gpu_index: &HashMap<String, usize>,
+    mut offerings: Vec<Offering>,
+) -> (Vec<Offering>, BTreeMap<String, usize>) {
+    let mut unresolved: BTreeMap<String, usize> = BTreeMap::new();
+    for o in &mut offerings {
+        match gpu_index.get(&normalize(&o.accelerator)) {
+            Some(&i) => o.gpu = Some(gpus[i].name.clone()),
+            None => *unresolved.entry(o.accelerator.clone()).or_default() += 1,
+        }
+    }
+    offerings.sort_by(|a, b| {
+        a.list_price()
+            .total_cmp(&b.list_price())
+            .then_with(|| a.provider.cmp(&b.provider))
+            .then_with(|| a.instance_type.cmp(&b.instance_type))
+            .then_with(|| a.region.cmp(&b.region))
+    });
+    (offerings, unresolved)
+}
+
+/// Every model's normalized id, aliases and Hugging Face repo to its index
+/// (the first model to claim a key keeps it).
+fn model_index(models: &[ModelArch]) -> HashMap<String, usize> {
+    let mut index = HashMap::new();
+    for (i, m) in models.iter().enumerate() {
+        for key in std::iter::once(&m.id)
+            .chain(m.aliases.iter())
+            .chain(m.hf_repo.iter())
+        {
+            index.entry(normalize(key)).or_insert(i);
+        }
+    }
+    index
+}
+
+/// The checkpoints, each naming a catalog model by its id (never an alias);
+/// an unknown model is an error naming the checkpoint's row.
+fn known_model_checkpoints(
+    models: &[ModelArch],
+    rows: Vec<(Checkpoint, Origin)>,
+) -> Result<Vec<Checkpoint>> {
+    let mut checkpoints = Vec::with_capacity(rows.len());
+    for (c, origin) in rows {
+        if !models.iter().any(|m| m.id == c.model) {
+            let suggestions = suggest(&c.model, models.iter().map(|m| m.id.as_str()));
+            return Err(
+                origin.locate(CatalogError::unknown("model", &c.model, suggestions).field("model"))
+            );
+        }
+        checkpoints.push(c);
+    }
+    Ok(checkpoints)
+}
+
+/// What the catalog leaves out of plans, said once: offerings without a GPU
+/// spec, without any price, or in a region without a location.
+fn catalog_warnings(
+    offerings: &[Offering],
+    unresolved: &BTreeMap<String, usize>,
+    region_index: &HashMap<(String, String), usize>,
+) -> Vec<String> {
+    let mut warnings = Vec::new();
+    if !unresolved.is_empty() {
+        let rows: usize = unresolved.values().sum();
+        warnings.push(format!(
+            "{rows} offerings ({} accelerator names) have no GPU spec and are left out of plans: {}",
+            unresolved.len(),
+            unresolved
+                .iter()
+                .map(|(k, v)| format!("{k} ({v})"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    let unpriced = offerings
+        .iter()
+        .filter(|o| o.price_per_hour.is_none() && o.spot_price_per_hour.is_none())
+        .count();
+    if unpriced > 0 {
+        warnings.push(format!(
+            "{unpriced} offerings list neither an on-demand nor a spot price and are left out of plans"
+        ));
+    }
+    let missing_regions: Vec<String> = offerings
+        .iter()
+        .filter(|o| !region_index.contains_key(&(o.provider.clone(), o.region.clone())))
+        .map(|o| format!("{}/{}", o.provider, o.region))
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    if !missing_regions.is_empty() {
+        warnings.push(format!(
+            "{} regions have no location in regions.csv (residency constraints exclude them): {}",
+            missing_regions.len(),
+            missing_regions.join(", ")
+        ));
+    }
+    warnings
 }
 
 /// The validated catalog with its lookup indexes.

@@ -4,7 +4,7 @@
 use crate::catalog::normalize;
 use crate::error::{CatalogError, Result};
 use crate::limits::{self, Count};
-use crate::table::{DuplicateCheck, Table};
+use crate::table::{DuplicateCheck, Row, Table};
 use serde::Serialize;
 
 /// Feed-forward block type.
@@ -393,14 +393,47 @@ fn count_params_wide(m: &ModelArch) -> WideParams {
     let w = u128::from;
     let h = w(m.hidden_size);
     let layers = w(m.num_layers);
+    let norm_size = if r.layer_norm { 2 * h } else { h };
+    let attn_per_layer = attention_params_per_layer(m, &r);
+    let vocab = w(m.vocab_size);
+    let mut out = WideParams {
+        embedding: vocab * h,
+        lm_head: if m.tie_word_embeddings { 0 } else { vocab * h },
+        positions: w(r.learned_positions) * h,
+        attention: attn_per_layer * layers,
+        ..WideParams::default()
+    };
+    let dense_layers = layers - w(m.moe_layers());
+    out.dense_mlp = ffn_params(m, &r, w(m.intermediate_size)) * dense_layers;
+    add_moe_params(&mut out, m, &r);
+    // Norms: per layer, plus the final norm; MLA adds its two latent norms
+    // (counted in attention above).
+    let norms_per_layer = w(if r.parallel_block {
+        2
+    } else {
+        r.norms_per_layer
+    });
+    let whisper = m.architecture.starts_with("Whisper");
+    let cross_attention_norm = if whisper { norm_size } else { 0 };
+    out.norms = (norms_per_layer * norm_size + cross_attention_norm) * layers + norm_size;
+    if whisper {
+        // Decoder cross-attention (same shape as self-attention) lives in the layers.
+        out.attention += attn_per_layer * layers;
+        out.encoder = encoder_params(m, &r, attn_per_layer, norm_size);
+    }
+    out
+}
+
+/// Attention parameters of one layer: latent (MLA) or q, k, v, o
+/// projections with the family's biases, norms and sinks.
+fn attention_params_per_layer(m: &ModelArch, r: &ArchRules) -> u128 {
+    let w = u128::from;
+    let h = w(m.hidden_size);
     let heads = w(m.num_attention_heads);
     let head_dim = w(m.head_dim);
     let q_width = heads * head_dim;
     let kv_width = w(m.num_kv_heads) * head_dim;
-    let norm_size = if r.layer_norm { 2 * h } else { h };
-
-    // Attention per layer.
-    let attn_per_layer = match &m.mla {
+    let per_layer = match &m.mla {
         Some(a) => {
             // MLA (DeepSeek-V3): q_a (h→q_lora) + q_a_norm + q_b (q_lora→heads·(nope+rope));
             // kv_a (h→kv_lora+rope) + kv_a_norm + kv_b (kv_lora→heads·(nope+v)); o (heads·v→h).
@@ -439,68 +472,52 @@ fn count_params_wide(m: &ModelArch) -> WideParams {
         }
     };
     // Whisper's k_proj has no bias.
-    let whisper = m.architecture.starts_with("Whisper");
-    let attn_per_layer = if whisper {
-        attn_per_layer - kv_width
+    if m.architecture.starts_with("Whisper") {
+        per_layer - kv_width
     } else {
-        attn_per_layer
-    };
+        per_layer
+    }
+}
 
-    // One FFN of width `w`: gated = 3·h·w, plain = 2·h·w, plus biases.
-    let matrices = w(m.mlp_type.matrices());
-    let ffn = |width: u128| -> u128 {
-        let mut p = matrices * h * width;
-        if r.mlp_bias {
-            p += (matrices - 1) * width + h;
-        }
-        p
-    };
-    let vocab = w(m.vocab_size);
+/// One FFN of width `width`: gated = 3·h·w, plain = 2·h·w, plus biases.
+fn ffn_params(m: &ModelArch, r: &ArchRules, width: u128) -> u128 {
+    let h = u128::from(m.hidden_size);
+    let matrices = u128::from(m.mlp_type.matrices());
+    let mut p = matrices * h * width;
+    if r.mlp_bias {
+        p += (matrices - 1) * width + h;
+    }
+    p
+}
 
-    let mut out = WideParams {
-        embedding: vocab * h,
-        lm_head: if m.tie_word_embeddings { 0 } else { vocab * h },
-        positions: w(r.learned_positions) * h,
-        attention: attn_per_layer * layers,
-        ..WideParams::default()
+/// The routed and shared experts and the router of a mixture of experts.
+fn add_moe_params(out: &mut WideParams, m: &ModelArch, r: &ArchRules) {
+    let Some(moe) = &m.moe else {
+        return;
     };
-
+    let w = u128::from;
     let moe_layers = w(m.moe_layers());
-    let dense_layers = layers - moe_layers;
-    out.dense_mlp = ffn(w(m.intermediate_size)) * dense_layers;
-    if let Some(moe) = &m.moe {
-        let experts = w(moe.num_experts);
-        let expert = ffn(w(moe.expert_intermediate_size));
-        out.routed_experts = expert * experts * moe_layers;
-        out.routed_experts_active = expert * w(moe.experts_per_token) * moe_layers;
-        out.shared_experts = expert * w(moe.num_shared_experts) * moe_layers;
-        let router_bias = if r.router_bias { experts } else { 0 };
-        out.router = (h * experts + router_bias) * moe_layers;
-    }
+    let experts = w(moe.num_experts);
+    let expert = ffn_params(m, r, w(moe.expert_intermediate_size));
+    out.routed_experts = expert * experts * moe_layers;
+    out.routed_experts_active = expert * w(moe.experts_per_token) * moe_layers;
+    out.shared_experts = expert * w(moe.num_shared_experts) * moe_layers;
+    let router_bias = if r.router_bias { experts } else { 0 };
+    out.router = (w(m.hidden_size) * experts + router_bias) * moe_layers;
+}
 
-    // Norms: per layer, plus the final norm; MLA adds its two latent norms
-    // (counted in attention above).
-    let norms_per_layer = w(if r.parallel_block {
-        2
-    } else {
-        r.norms_per_layer
-    });
-    let cross_attention_norm = if whisper { norm_size } else { 0 };
-    out.norms = (norms_per_layer * norm_size + cross_attention_norm) * layers + norm_size;
-
-    if whisper {
-        // Decoder cross-attention (same shape as self-attention) lives in the layers.
-        out.attention += attn_per_layer * layers;
-        if let Some(enc) = &m.encoder {
-            // Conv stem: conv1 (mel→h, k=3) and conv2 (h→h, k=3) with biases;
-            // sinusoidal positions stored as a table; layers with self-attention
-            // and FFN; 2 LayerNorms per layer; a final LayerNorm.
-            let conv = w(enc.num_mel_bins) * h * 3 + h + h * h * 3 + h;
-            let enc_layer = attn_per_layer + ffn(w(m.intermediate_size)) + 2 * norm_size;
-            out.encoder = conv + w(enc.positions) * h + enc_layer * w(enc.layers) + norm_size;
-        }
-    }
-    out
+/// Whisper's audio encoder: conv1 (mel→h, k=3) and conv2 (h→h, k=3) with
+/// biases; sinusoidal positions stored as a table; layers with
+/// self-attention and FFN, 2 LayerNorms each; a final LayerNorm.
+fn encoder_params(m: &ModelArch, r: &ArchRules, attn_per_layer: u128, norm_size: u128) -> u128 {
+    let Some(enc) = &m.encoder else {
+        return 0;
+    };
+    let w = u128::from;
+    let h = w(m.hidden_size);
+    let conv = w(enc.num_mel_bins) * h * 3 + h + h * h * 3 + h;
+    let enc_layer = attn_per_layer + ffn_params(m, r, w(m.intermediate_size)) + 2 * norm_size;
+    conv + w(enc.positions) * h + enc_layer * w(enc.layers) + norm_size
 }
 
 /// Parses the parametric GPT id `gpt-h<hidden>-l<layers>-a<heads>[-v<vocab>][-s<seq>]`
@@ -611,8 +628,26 @@ pub fn parse_parametric_gpt(id: &str) -> Option<std::result::Result<ModelArch, S
 /// parameters in all. On failure returns the field (as `models.csv` names
 /// it), the value and what is expected, in words.
 pub fn check_model(m: &ModelArch) -> std::result::Result<(), (String, String, String)> {
-    let fail =
-        |field: &str, value: String, expected: String| Err((field.to_string(), value, expected));
+    check_ranges(m)?;
+    check_heads_and_experts(m)?;
+    check_total_params(m)
+}
+
+/// What a failed check returns: the field, the value and what is expected.
+type ShapeError = (String, String, String);
+
+/// A failed check of `field`.
+fn shape_error(
+    field: &str,
+    value: String,
+    expected: String,
+) -> std::result::Result<(), ShapeError> {
+    Err((field.to_string(), value, expected))
+}
+
+/// Every field (and the optional parts' fields) inside its range of
+/// [`crate::limits`].
+fn check_ranges(m: &ModelArch) -> std::result::Result<(), ShapeError> {
     let mut ranges: Vec<(&str, u64, Count)> = vec![
         ("num_layers", m.num_layers, limits::MODEL_LAYERS),
         ("hidden_size", m.hidden_size, limits::MODEL_WIDTH),
@@ -686,11 +721,17 @@ pub fn check_model(m: &ModelArch) -> std::result::Result<(), (String, String, St
     }
     for (field, v, range) in ranges {
         if !range.contains(v) {
-            return fail(field, v.to_string(), range.describe());
+            return shape_error(field, v.to_string(), range.describe());
         }
     }
+    Ok(())
+}
+
+/// The heads divide evenly into the KV heads (without latent attention)
+/// and the experts per token and dense layers fit their totals.
+fn check_heads_and_experts(m: &ModelArch) -> std::result::Result<(), ShapeError> {
     if m.mla.is_none() && !m.num_attention_heads.is_multiple_of(m.num_kv_heads) {
-        return fail(
+        return shape_error(
             "num_kv_heads",
             m.num_kv_heads.to_string(),
             format!(
@@ -701,24 +742,29 @@ pub fn check_model(m: &ModelArch) -> std::result::Result<(), (String, String, St
     }
     if let Some(moe) = &m.moe {
         if moe.experts_per_token > moe.num_experts {
-            return fail(
+            return shape_error(
                 "experts_per_token",
                 moe.experts_per_token.to_string(),
                 format!("at most num_experts ({})", moe.num_experts),
             );
         }
         if moe.first_dense_layers > m.num_layers {
-            return fail(
+            return shape_error(
                 "first_dense_layers",
                 moe.first_dense_layers.to_string(),
                 format!("at most num_layers ({})", m.num_layers),
             );
         }
     }
+    Ok(())
+}
+
+/// At most [`limits::MAX_MODEL_PARAMS`] parameters in all.
+fn check_total_params(m: &ModelArch) -> std::result::Result<(), ShapeError> {
     let total = count_params_wide(m).total();
     // u128 → f64 is exact enough for a bound of 10^14.
     if total as f64 > limits::MAX_MODEL_PARAMS {
-        return fail(
+        return shape_error(
             "shape",
             format!("{:.3e} parameters", total as f64),
             format!(
@@ -749,110 +795,141 @@ pub(crate) fn parse_models(file: &str, text: &str) -> Result<Vec<ModelArch>> {
     let mut dups = DuplicateCheck::new();
     let mut out = Vec::new();
     for row in table.rows() {
-        let id = row.string("id")?.to_ascii_lowercase();
-        dups.check_name(&row, "id", &id)?;
-        let mlp_type = match row.text("mlp_type").to_ascii_lowercase().as_str() {
-            "" | "swiglu" | "silu" => MlpType::Swiglu,
-            "geglu" => MlpType::Geglu,
-            "gelu" | "relu" => MlpType::Gelu,
-            other => {
-                return Err(row.error(CatalogError::invalid(
-                    "mlp_type",
-                    other,
-                    "swiglu, geglu or gelu",
-                )))
-            }
-        };
-        let width = |column: &str| row.count(column, limits::MODEL_WIDTH);
-        let small = |column: &str| row.opt_count(column, limits::MODEL_SMALL_COUNT);
-        let moe = match row.opt_count("num_experts", Count::new(0, limits::MODEL_EXPERTS.max))? {
-            Some(n) if n > 0 => Some(MoeSpec {
-                num_experts: n,
-                experts_per_token: row.count("experts_per_token", limits::MODEL_EXPERTS)?,
-                num_shared_experts: small("num_shared_experts")?.unwrap_or(0),
-                expert_intermediate_size: match row
-                    .opt_count("moe_intermediate_size", limits::MODEL_WIDTH)?
-                {
-                    Some(w) => w,
-                    None => width("intermediate_size")?,
-                },
-                first_dense_layers: small("first_dense_layers")?.unwrap_or(0),
-            }),
-            _ => None,
-        };
-        let rank_or_zero = Count::new(0, limits::MODEL_WIDTH.max);
-        let mla = match row.opt_count("kv_lora_rank", rank_or_zero)? {
-            Some(k) if k > 0 => Some(MlaSpec {
-                q_lora_rank: row.opt_count("q_lora_rank", rank_or_zero)?.unwrap_or(0),
-                kv_lora_rank: k,
-                qk_rope_head_dim: width("qk_rope_head_dim")?,
-                qk_nope_head_dim: width("qk_nope_head_dim")?,
-                v_head_dim: width("v_head_dim")?,
-            }),
-            _ => None,
-        };
-        let encoder =
-            match row.opt_count("encoder_layers", Count::new(0, limits::MODEL_LAYERS.max))? {
-                Some(l) if l > 0 => Some(EncoderSpec {
-                    layers: l,
-                    positions: row.count("encoder_positions", limits::MODEL_ENCODER_POSITIONS)?,
-                    num_mel_bins: width("num_mel_bins")?,
-                }),
-                _ => None,
-            };
-        let m = ModelArch {
-            hf_repo: row.opt_string("hf_repo"),
-            aliases: row
-                .text("aliases")
-                .split(';')
-                .map(str::trim)
-                .filter(|s| !s.is_empty())
-                .map(str::to_string)
-                .collect(),
-            architecture: row.string("architecture")?,
-            num_layers: row.count("num_layers", limits::MODEL_LAYERS)?,
-            hidden_size: width("hidden_size")?,
-            num_attention_heads: row.count("num_attention_heads", limits::MODEL_HEADS)?,
-            num_kv_heads: row.count("num_kv_heads", limits::MODEL_HEADS)?,
-            head_dim: width("head_dim")?,
-            intermediate_size: width("intermediate_size")?,
-            vocab_size: row.count("vocab_size", limits::MODEL_VOCAB)?,
-            tie_word_embeddings: row.bool_or("tie_word_embeddings", false)?,
-            max_position_embeddings: row
-                .opt_count("max_position_embeddings", limits::MODEL_CONTEXT)?
-                .unwrap_or(4096),
-            mlp_type,
-            moe,
-            mla,
-            sliding_window: row.opt_count("sliding_window", limits::MODEL_CONTEXT)?,
-            encoder,
-            official_params_b: row.opt_span("official_params", limits::MODEL_OFFICIAL_PARAMS_B)?,
-            exact_params: row.opt_count(
-                "exact_params",
-                Count::new(1, limits::MAX_MODEL_PARAMS as u64),
-            )?,
-            source: row.string("source")?,
-            id,
-        };
+        let m = model_of_row(&row, &mut dups)?;
         if let Err((field, value, expected)) = check_model(&m) {
             return Err(row.error(CatalogError::invalid(&field, value, expected)));
         }
-        // An alias that repeats the row's own id or another alias is harmless;
-        // one that names another row's model is not.
-        let mut own = std::collections::HashSet::from([normalize(&m.id)]);
-        for alias in &m.aliases {
-            if own.insert(normalize(alias)) {
-                dups.check_name(&row, "aliases", alias)?;
-            }
-        }
-        if let Some(repo) = &m.hf_repo {
-            if own.insert(normalize(repo)) {
-                dups.check_name(&row, "hf_repo", repo)?;
-            }
-        }
+        check_lookup_names(&row, &mut dups, &m)?;
         out.push(m);
     }
     Ok(out)
+}
+
+/// One row of `models.csv` as a model (its id checked for duplicates;
+/// the architecture itself is checked by [`check_model`]).
+fn model_of_row(row: &Row<'_>, dups: &mut DuplicateCheck) -> Result<ModelArch> {
+    let id = row.string("id")?.to_ascii_lowercase();
+    dups.check_name(row, "id", &id)?;
+    // The optional parts first, in the order their errors are reported.
+    let mlp_type = mlp_type_of(row)?;
+    let moe = moe_of(row)?;
+    let mla = mla_of(row)?;
+    let encoder = encoder_of(row)?;
+    let width = |column: &str| row.count(column, limits::MODEL_WIDTH);
+    Ok(ModelArch {
+        hf_repo: row.opt_string("hf_repo"),
+        aliases: row
+            .text("aliases")
+            .split(';')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+            .collect(),
+        architecture: row.string("architecture")?,
+        num_layers: row.count("num_layers", limits::MODEL_LAYERS)?,
+        hidden_size: width("hidden_size")?,
+        num_attention_heads: row.count("num_attention_heads", limits::MODEL_HEADS)?,
+        num_kv_heads: row.count("num_kv_heads", limits::MODEL_HEADS)?,
+        head_dim: width("head_dim")?,
+        intermediate_size: width("intermediate_size")?,
+        vocab_size: row.count("vocab_size", limits::MODEL_VOCAB)?,
+        tie_word_embeddings: row.bool_or("tie_word_embeddings", false)?,
+        max_position_embeddings: row
+            .opt_count("max_position_embeddings", limits::MODEL_CONTEXT)?
+            .unwrap_or(4096),
+        mlp_type,
+        moe,
+        mla,
+        sliding_window: row.opt_count("sliding_window", limits::MODEL_CONTEXT)?,
+        encoder,
+        official_params_b: row.opt_span("official_params", limits::MODEL_OFFICIAL_PARAMS_B)?,
+        exact_params: row.opt_count(
+            "exact_params",
+            Count::new(1, limits::MAX_MODEL_PARAMS as u64),
+        )?,
+        source: row.string("source")?,
+        id,
+    })
+}
+
+/// The row's `mlp_type` (empty: SwiGLU).
+fn mlp_type_of(row: &Row<'_>) -> Result<MlpType> {
+    match row.text("mlp_type").to_ascii_lowercase().as_str() {
+        "" | "swiglu" | "silu" => Ok(MlpType::Swiglu),
+        "geglu" => Ok(MlpType::Geglu),
+        "gelu" | "relu" => Ok(MlpType::Gelu),
+        other => Err(row.error(CatalogError::invalid(
+            "mlp_type",
+            other,
+            "swiglu, geglu or gelu",
+        ))),
+    }
+}
+
+/// The row's mixture of experts, when `num_experts` is above zero (the
+/// experts' width defaults to `intermediate_size`).
+fn moe_of(row: &Row<'_>) -> Result<Option<MoeSpec>> {
+    let small = |column: &str| row.opt_count(column, limits::MODEL_SMALL_COUNT);
+    match row.opt_count("num_experts", Count::new(0, limits::MODEL_EXPERTS.max))? {
+        Some(n) if n > 0 => Ok(Some(MoeSpec {
+            num_experts: n,
+            experts_per_token: row.count("experts_per_token", limits::MODEL_EXPERTS)?,
+            num_shared_experts: small("num_shared_experts")?.unwrap_or(0),
+            expert_intermediate_size: match row
+                .opt_count("moe_intermediate_size", limits::MODEL_WIDTH)?
+            {
+                Some(w) => w,
+                None => row.count("intermediate_size", limits::MODEL_WIDTH)?,
+            },
+            first_dense_layers: small("first_dense_layers")?.unwrap_or(0),
+        })),
+        _ => Ok(None),
+    }
+}
+
+/// The row's multi-head latent attention, when `kv_lora_rank` is above zero.
+fn mla_of(row: &Row<'_>) -> Result<Option<MlaSpec>> {
+    let width = |column: &str| row.count(column, limits::MODEL_WIDTH);
+    let rank_or_zero = Count::new(0, limits::MODEL_WIDTH.max);
+    match row.opt_count("kv_lora_rank", rank_or_zero)? {
+        Some(k) if k > 0 => Ok(Some(MlaSpec {
+            q_lora_rank: row.opt_count("q_lora_rank", rank_or_zero)?.unwrap_or(0),
+            kv_lora_rank: k,
+            qk_rope_head_dim: width("qk_rope_head_dim")?,
+            qk_nope_head_dim: width("qk_nope_head_dim")?,
+            v_head_dim: width("v_head_dim")?,
+        })),
+        _ => Ok(None),
+    }
+}
+
+/// The row's audio encoder, when `encoder_layers` is above zero.
+fn encoder_of(row: &Row<'_>) -> Result<Option<EncoderSpec>> {
+    match row.opt_count("encoder_layers", Count::new(0, limits::MODEL_LAYERS.max))? {
+        Some(l) if l > 0 => Ok(Some(EncoderSpec {
+            layers: l,
+            positions: row.count("encoder_positions", limits::MODEL_ENCODER_POSITIONS)?,
+            num_mel_bins: row.count("num_mel_bins", limits::MODEL_WIDTH)?,
+        })),
+        _ => Ok(None),
+    }
+}
+
+/// The model's aliases and HF repo must name no other row's model (one that
+/// repeats the row's own id or another alias is harmless).
+fn check_lookup_names(row: &Row<'_>, dups: &mut DuplicateCheck, m: &ModelArch) -> Result<()> {
+    let mut own = std::collections::HashSet::from([normalize(&m.id)]);
+    for alias in &m.aliases {
+        if own.insert(normalize(alias)) {
+            dups.check_name(row, "aliases", alias)?;
+        }
+    }
+    if let Some(repo) = &m.hf_repo {
+        if own.insert(normalize(repo)) {
+            dups.check_name(row, "hf_repo", repo)?;
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

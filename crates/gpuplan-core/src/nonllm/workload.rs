@@ -199,7 +199,16 @@ pub fn parse_nonllm_workload(
 
 /// One unit of work and how many make a request; fields of another family are errors.
 fn unit_of(model: &NonLlmModel, r: &RawRequest) -> Result<(Request, u64)> {
-    let family = model.family;
+    reject_foreign_fields(model.family, r)?;
+    match model.family {
+        NonLlmFamily::Diffusion => image_unit(model, r),
+        NonLlmFamily::Speech => audio_unit(r),
+        NonLlmFamily::Encoder => text_unit(model, r),
+    }
+}
+
+/// A request field that belongs to another family's requests is an error.
+fn reject_foreign_fields(family: NonLlmFamily, r: &RawRequest) -> Result<()> {
     let foreign: &[(&str, bool)] = &[
         (
             "request.resolution",
@@ -234,78 +243,86 @@ fn unit_of(model: &NonLlmModel, r: &RawRequest) -> Result<(Request, u64)> {
             r.sequences.is_some() && family != NonLlmFamily::Encoder,
         ),
     ];
-    if let Some((field, _)) = foreign.iter().find(|(_, bad)| *bad) {
-        return Err(CoreError::invalid(
+    match foreign.iter().find(|(_, bad)| *bad) {
+        Some((field, _)) => Err(CoreError::invalid(
             *field,
             "set",
             format!("only fields of a {} model's request", family.as_str()),
+        )),
+        None => Ok(()),
+    }
+}
+
+/// `v` when it is a whole number from 1 to `max`, else an error naming `field`.
+fn in_range(field: &str, v: u64, max: u64) -> Result<u64> {
+    if (1..=max).contains(&v) {
+        Ok(v)
+    } else {
+        Err(CoreError::invalid(
+            field,
+            v.to_string(),
+            format!("a whole number from 1 to {max}"),
+        ))
+    }
+}
+
+/// One image (resolution a multiple of 16 px, steps, guidance) per request.
+fn image_unit(model: &NonLlmModel, r: &RawRequest) -> Result<(Request, u64)> {
+    let px = r.resolution.or(model.default_resolution).unwrap_or(1024);
+    let px = in_range("request.resolution", px, 8192)?;
+    if px % 16 != 0 {
+        return Err(CoreError::invalid(
+            "request.resolution",
+            px.to_string(),
+            "a multiple of 16 pixels",
         ));
     }
-    let in_range = |field: &str, v: u64, max: u64| {
-        if (1..=max).contains(&v) {
-            Ok(v)
-        } else {
-            Err(CoreError::invalid(
-                field,
-                v.to_string(),
-                format!("a whole number from 1 to {max}"),
-            ))
-        }
+    let request = Request::Image {
+        resolution_px: px,
+        steps: in_range("request.steps", r.steps.unwrap_or(30), 1000)?,
+        guidance: r.guidance.unwrap_or(true),
     };
-    Ok(match family {
-        NonLlmFamily::Diffusion => {
-            let px = r.resolution.or(model.default_resolution).unwrap_or(1024);
-            let px = in_range("request.resolution", px, 8192)?;
-            if px % 16 != 0 {
-                return Err(CoreError::invalid(
-                    "request.resolution",
-                    px.to_string(),
-                    "a multiple of 16 pixels",
-                ));
-            }
-            let request = Request::Image {
-                resolution_px: px,
-                steps: in_range("request.steps", r.steps.unwrap_or(30), 1000)?,
-                guidance: r.guidance.unwrap_or(true),
-            };
-            (request, 1)
-        }
-        NonLlmFamily::Speech => {
-            let audio_s = r.audio_s.unwrap_or(WHISPER_WINDOW_S);
-            if !(audio_s > 0.0 && audio_s <= 86_400.0) {
-                return Err(CoreError::invalid(
-                    "request.audio_s",
-                    audio_s.to_string(),
-                    "a number > 0 and at most 86400",
-                ));
-            }
-            let rate = r.tokens_per_audio_s.unwrap_or(WHISPER_TOKENS_PER_AUDIO_S);
-            if !(rate > 0.0 && rate <= 50.0) {
-                return Err(CoreError::invalid(
-                    "request.tokens_per_audio_s",
-                    rate.to_string(),
-                    "a number > 0 and at most 50",
-                ));
-            }
-            let windows = (audio_s / WHISPER_WINDOW_S).ceil().max(1.0);
-            // Every window is padded to 30 s; its tokens follow the speech in it.
-            let request = Request::Audio {
-                output_tokens: rate * audio_s.min(WHISPER_WINDOW_S),
-                beam: in_range("request.beam", r.beam.unwrap_or(1), 16)?,
-            };
-            (request, windows as u64)
-        }
-        NonLlmFamily::Encoder => {
-            let max = model.components.first().map(|c| c.positions).unwrap_or(512);
-            let tokens = r.tokens.or(model.default_seq_len).unwrap_or(max);
-            let tokens = in_range("request.tokens", tokens, max)?;
-            let sequences = in_range("request.sequences", r.sequences.unwrap_or(1), 1 << 20)?;
-            (
-                Request::Text {
-                    seq_len: tokens as f64,
-                },
-                sequences,
-            )
-        }
-    })
+    Ok((request, 1))
+}
+
+/// One 30 s audio window per unit, as many as the clip needs.
+fn audio_unit(r: &RawRequest) -> Result<(Request, u64)> {
+    let audio_s = r.audio_s.unwrap_or(WHISPER_WINDOW_S);
+    if !(audio_s > 0.0 && audio_s <= 86_400.0) {
+        return Err(CoreError::invalid(
+            "request.audio_s",
+            audio_s.to_string(),
+            "a number > 0 and at most 86400",
+        ));
+    }
+    let rate = r.tokens_per_audio_s.unwrap_or(WHISPER_TOKENS_PER_AUDIO_S);
+    if !(rate > 0.0 && rate <= 50.0) {
+        return Err(CoreError::invalid(
+            "request.tokens_per_audio_s",
+            rate.to_string(),
+            "a number > 0 and at most 50",
+        ));
+    }
+    let windows = (audio_s / WHISPER_WINDOW_S).ceil().max(1.0);
+    // Every window is padded to 30 s; its tokens follow the speech in it.
+    let request = Request::Audio {
+        output_tokens: rate * audio_s.min(WHISPER_WINDOW_S),
+        beam: in_range("request.beam", r.beam.unwrap_or(1), 16)?,
+    };
+    Ok((request, windows as u64))
+}
+
+/// One sequence of at most the encoder's positions per unit, `sequences`
+/// per request.
+fn text_unit(model: &NonLlmModel, r: &RawRequest) -> Result<(Request, u64)> {
+    let max = model.components.first().map(|c| c.positions).unwrap_or(512);
+    let tokens = r.tokens.or(model.default_seq_len).unwrap_or(max);
+    let tokens = in_range("request.tokens", tokens, max)?;
+    let sequences = in_range("request.sequences", r.sequences.unwrap_or(1), 1 << 20)?;
+    Ok((
+        Request::Text {
+            seq_len: tokens as f64,
+        },
+        sequences,
+    ))
 }
