@@ -527,65 +527,45 @@ fn encoder_params(m: &ModelArch, r: &ArchRules, attn_per_layer: u128, norm_size:
 pub fn parse_parametric_gpt(id: &str) -> Option<std::result::Result<ModelArch, String>> {
     let lower = id.trim().to_ascii_lowercase();
     let rest = lower.strip_prefix("gpt-h")?;
-    let mut hidden = None;
-    let mut layers = None;
-    let mut heads = None;
-    let mut vocab = 51200u64;
-    let mut seq = 2048u64;
-    for (i, part) in std::iter::once(format!("h{rest}"))
-        .flat_map(|s| s.split('-').map(str::to_string).collect::<Vec<_>>())
-        .enumerate()
-    {
-        // The key is the first character, which may be any character (the id
-        // is user text): split after it, never inside it.
-        let key_len = part.chars().next().map_or(0, char::len_utf8);
-        let (key, value) = part.split_at(key_len);
-        let Ok(v) = value.parse::<u64>() else {
-            return Some(Err(format!(
-                "parametric model id `{id}`: part {} `{part}` is not a letter followed by a number",
-                i + 1
-            )));
-        };
-        if v == 0 {
-            return Some(Err(format!(
-                "parametric model id `{id}`: `{part}` must be > 0"
-            )));
-        }
-        match key {
-            "h" => hidden = Some(v),
-            "l" => layers = Some(v),
-            "a" => heads = Some(v),
-            "v" => vocab = v,
-            "s" => seq = v,
-            _ => {
-                return Some(Err(format!(
-                    "parametric model id `{id}`: unknown part `{part}`; expected gpt-h<hidden>-l<layers>-a<heads>[-v<vocab>][-s<seq>]"
-                )))
-            }
-        }
-    }
-    let (Some(hidden), Some(layers), Some(heads)) = (hidden, layers, heads) else {
-        return Some(Err(format!(
-            "parametric model id `{id}`: expected gpt-h<hidden>-l<layers>-a<heads>[-v<vocab>][-s<seq>]"
-        )));
-    };
+    Some(parametric_gpt(id, &lower, rest))
+}
+
+/// The sizes a parametric GPT id names.
+struct GptSizes {
+    hidden: u64,
+    layers: u64,
+    heads: u64,
+    vocab: u64,
+    seq: u64,
+}
+
+/// [`parse_parametric_gpt`] of an id that starts with `gpt-h`: `rest` is
+/// what follows it in `lower`, the lowercased id.
+fn parametric_gpt(id: &str, lower: &str, rest: &str) -> std::result::Result<ModelArch, String> {
+    let GptSizes {
+        hidden,
+        layers,
+        heads,
+        vocab,
+        seq,
+    } = gpt_sizes(id, rest)?;
     if hidden % heads != 0 {
-        return Some(Err(format!(
+        return Err(format!(
             "parametric model id `{id}`: hidden {hidden} is not divisible by heads {heads}"
-        )));
+        ));
     }
     // The FFN is 4 × hidden, so hidden may be at most a quarter of the widest width.
     let Some(intermediate_size) = hidden
         .checked_mul(4)
         .filter(|w| limits::MODEL_WIDTH.contains(*w))
     else {
-        return Some(Err(format!(
+        return Err(format!(
             "parametric model id `{id}`: h (hidden) = {hidden}: expected a whole number from 1 to {} (the FFN is 4 × hidden)",
             limits::MODEL_WIDTH.max / 4
-        )));
+        ));
     };
     let m = ModelArch {
-        id: lower.clone(),
+        id: lower.to_string(),
         hf_repo: None,
         aliases: vec![],
         architecture: "GPT (Megatron-LM)".to_string(),
@@ -616,11 +596,61 @@ pub fn parse_parametric_gpt(id: &str) -> Option<std::result::Result<ModelArch, S
             "max_position_embeddings" | "learned_positions" => "s (sequence)",
             _ => "shape",
         };
-        return Some(Err(format!(
+        return Err(format!(
             "parametric model id `{id}`: {part} = {value}: expected {expected}"
-        )));
+        ));
     }
-    Some(Ok(m))
+    Ok(m)
+}
+
+/// The parts of `h<hidden>-l<layers>-a<heads>[-v<vocab>][-s<seq>]` (`rest`
+/// after `gpt-h`): each a letter and a number above zero; vocab 51200 and
+/// sequence 2048 by default.
+fn gpt_sizes(id: &str, rest: &str) -> std::result::Result<GptSizes, String> {
+    let (mut hidden, mut layers, mut heads) = (None, None, None);
+    let (mut vocab, mut seq) = (51200u64, 2048u64);
+    for (i, part) in std::iter::once(format!("h{rest}"))
+        .flat_map(|s| s.split('-').map(str::to_string).collect::<Vec<_>>())
+        .enumerate()
+    {
+        // The key is the first character, which may be any character (the id
+        // is user text): split after it, never inside it.
+        let key_len = part.chars().next().map_or(0, char::len_utf8);
+        let (key, value) = part.split_at(key_len);
+        let Ok(v) = value.parse::<u64>() else {
+            return Err(format!(
+                "parametric model id `{id}`: part {} `{part}` is not a letter followed by a number",
+                i + 1
+            ));
+        };
+        if v == 0 {
+            return Err(format!("parametric model id `{id}`: `{part}` must be > 0"));
+        }
+        match key {
+            "h" => hidden = Some(v),
+            "l" => layers = Some(v),
+            "a" => heads = Some(v),
+            "v" => vocab = v,
+            "s" => seq = v,
+            _ => {
+                return Err(format!(
+                    "parametric model id `{id}`: unknown part `{part}`; expected gpt-h<hidden>-l<layers>-a<heads>[-v<vocab>][-s<seq>]"
+                ))
+            }
+        }
+    }
+    let (Some(hidden), Some(layers), Some(heads)) = (hidden, layers, heads) else {
+        return Err(format!(
+            "parametric model id `{id}`: expected gpt-h<hidden>-l<layers>-a<heads>[-v<vocab>][-s<seq>]"
+        ));
+    };
+    Ok(GptSizes {
+        hidden,
+        layers,
+        heads,
+        vocab,
+        seq,
+    })
 }
 
 /// Checks a model's shape: every field inside its range of [`crate::limits`],

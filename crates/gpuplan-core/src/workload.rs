@@ -473,6 +473,8 @@ fn count_in(field: &str, v: u64, range: Count) -> Result<u32> {
     }
 }
 
+/// A token-length field: `{ mean, p99 }` (p99 defaults to the mean) or a
+/// `{ histogram }`, never both.
 fn tokens(field: &str, raw: &RawTokens) -> Result<TokenStats> {
     if let Some(h) = &raw.histogram {
         if raw.mean.is_some() || raw.p99.is_some() {
@@ -482,63 +484,7 @@ fn tokens(field: &str, raw: &RawTokens) -> Result<TokenStats> {
                 "either { mean, p99 } or { histogram }, not both",
             ));
         }
-        if h.is_empty() {
-            return Err(CoreError::invalid(
-                format!("{field}.histogram"),
-                "[]",
-                "[[tokens, weight], ...] with at least one bucket",
-            ));
-        }
-        let mut buckets: Vec<(f64, f64)> = h.iter().map(|b| (b.0, b.1)).collect();
-        for (t, w) in &buckets {
-            within(
-                &format!("{field}.histogram tokens"),
-                *t,
-                limits::HISTOGRAM_TOKENS,
-            )?;
-            within(
-                &format!("{field}.histogram weight"),
-                *w,
-                limits::HISTOGRAM_WEIGHT,
-            )?;
-        }
-        let total: f64 = buckets.iter().map(|(_, w)| w).sum();
-        if total <= 0.0 {
-            return Err(CoreError::invalid(
-                format!("{field}.histogram total weight"),
-                total.to_string(),
-                "a number > 0 (at least one bucket with weight > 0)",
-            ));
-        }
-        // Only buckets with weight are lengths requests have.
-        buckets.retain(|(_, w)| *w > 0.0);
-        buckets.sort_by(|a, b| a.0.total_cmp(&b.0));
-        let (lo, hi) = (buckets[0].0, buckets[buckets.len() - 1].0);
-        // Weights as shares of the total (exact for one bucket, and for
-        // subnormal weights, where t·w would lose digits); rounding may
-        // still step a hair outside the buckets, where a mean cannot be.
-        let mean = buckets
-            .iter()
-            .map(|(t, w)| t * (w / total))
-            .sum::<f64>()
-            .clamp(lo, hi);
-        let mut acc = 0.0;
-        let mut p99 = hi;
-        for (t, w) in &buckets {
-            acc += w;
-            // compare in weight units with a tolerance, so 0.99 of the weight is not missed by rounding
-            if acc >= 0.99 * total * (1.0 - 1e-12) {
-                p99 = *t;
-                break;
-            }
-        }
-        // Less than 1 % of the weight far out ([[1, 99], [100000, 1]]) puts
-        // the mean above the 99th-percentile bucket. The models read a length
-        // distribution as its mean and an upper tail at least the mean (what
-        // the { mean, p99 } form requires), so the tail they use is the mean
-        // then: never below the true p99, never below the mean.
-        let p99 = p99.max(mean);
-        return Ok(TokenStats { mean, p99 });
+        return histogram_tokens(field, h);
     }
     let mean = within(
         &format!("{field}.mean"),
@@ -564,6 +510,70 @@ fn tokens(field: &str, raw: &RawTokens) -> Result<TokenStats> {
         ));
     }
     Ok(TokenStats { mean, p99 })
+}
+
+/// The mean and p99 of a `[[tokens, weight], ...]` histogram (at least one
+/// bucket, every number in range, some weight).
+fn histogram_tokens(field: &str, h: &[Bucket]) -> Result<TokenStats> {
+    if h.is_empty() {
+        return Err(CoreError::invalid(
+            format!("{field}.histogram"),
+            "[]",
+            "[[tokens, weight], ...] with at least one bucket",
+        ));
+    }
+    let mut buckets: Vec<(f64, f64)> = h.iter().map(|b| (b.0, b.1)).collect();
+    for (t, w) in &buckets {
+        within(
+            &format!("{field}.histogram tokens"),
+            *t,
+            limits::HISTOGRAM_TOKENS,
+        )?;
+        within(
+            &format!("{field}.histogram weight"),
+            *w,
+            limits::HISTOGRAM_WEIGHT,
+        )?;
+    }
+    let total: f64 = buckets.iter().map(|(_, w)| w).sum();
+    if total <= 0.0 {
+        return Err(CoreError::invalid(
+            format!("{field}.histogram total weight"),
+            total.to_string(),
+            "a number > 0 (at least one bucket with weight > 0)",
+        ));
+    }
+    // Only buckets with weight are lengths requests have.
+    buckets.retain(|(_, w)| *w > 0.0);
+    buckets.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let (lo, hi) = (buckets[0].0, buckets[buckets.len() - 1].0);
+    // Weights as shares of the total (exact for one bucket, and for
+    // subnormal weights, where t·w would lose digits); rounding may
+    // still step a hair outside the buckets, where a mean cannot be.
+    let mean = buckets
+        .iter()
+        .map(|(t, w)| t * (w / total))
+        .sum::<f64>()
+        .clamp(lo, hi);
+    let mut acc = 0.0;
+    let mut p99 = hi;
+    for (t, w) in &buckets {
+        acc += w;
+        // compare in weight units with a tolerance, so 0.99 of the weight is not missed by rounding
+        if acc >= 0.99 * total * (1.0 - 1e-12) {
+            p99 = *t;
+            break;
+        }
+    }
+    // Less than 1 % of the weight far out ([[1, 99], [100000, 1]]) puts
+    // the mean above the 99th-percentile bucket. The models read a length
+    // distribution as its mean and an upper tail at least the mean (what
+    // the { mean, p99 } form requires), so the tail they use is the mean
+    // then: never below the true p99, never below the mean.
+    Ok(TokenStats {
+        mean,
+        p99: p99.max(mean),
+    })
 }
 
 impl RawWorkload {

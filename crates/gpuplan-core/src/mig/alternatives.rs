@@ -208,6 +208,33 @@ fn pack_shares(items: &mut [(u32, usize, bool)]) -> u32 {
     bins.len() as u32
 }
 
+/// Per service, the fractional offering (its index in `offerings`) that
+/// serves it for the least, with its fit and its cost per hour (instances
+/// times the price of one); `None` where no fraction serves it.
+fn cheapest_fraction_per_service(
+    catalog: &Catalog,
+    cal: &Calibration,
+    fleet: &Fleet,
+    offerings: &[(&gpuplan_catalog::Offering, &GpuSpec)],
+) -> Vec<Option<(usize, DeviceFit, f64)>> {
+    fleet
+        .services
+        .par_iter()
+        .map(|w| {
+            offerings
+                .iter()
+                .enumerate()
+                .filter_map(|(i, (o, g))| {
+                    let f = fit_on_device(catalog, cal, w, &fractional_gpu(g, o.accelerator_count))
+                        .ok()?;
+                    let cost = f64::from(f.instances) * o.price_per_hour?;
+                    Some((i, f, cost))
+                })
+                .min_by(|a, b| a.2.total_cmp(&b.2))
+        })
+        .collect()
+}
+
 /// Each service on the cheapest fractional offering that serves it; the
 /// others on whole GPUs of the MIG plan's type.
 fn fractional(
@@ -219,23 +246,7 @@ fn fractional(
 ) -> Alternative {
     let offerings = fractional_offerings(catalog, &fleet.services[0]);
     let whole_offerings = whole_gpu_offerings(catalog, &fleet.services[0], gpu);
-    let per_service: Vec<Option<(usize, DeviceFit, f64)>> = fleet
-        .services
-        .par_iter()
-        .map(|w| {
-            offerings
-                .iter()
-                .enumerate()
-                .filter_map(|(i, (o, g))| {
-                    let f = fit_on_device(catalog, cal, w, &fractional_gpu(g, o.accelerator_count))
-                        .ok()?;
-                    // Instances times the price of one.
-                    let cost = f64::from(f.instances) * o.price_per_hour?;
-                    Some((i, f, cost))
-                })
-                .min_by(|a, b| a.2.total_cmp(&b.2))
-        })
-        .collect();
+    let per_service = cheapest_fraction_per_service(catalog, cal, fleet, &offerings);
     let mut lines = Vec::new();
     let mut notes = Vec::new();
     let mut whole_services = Vec::new();

@@ -91,14 +91,33 @@ pub fn best_layout(
     cal: &Calibration,
     factors: &TrainingFactors,
 ) -> Result<LayoutChoice, NoLayout> {
-    let (gpu, fabric) = (hw.gpu, hw.fabric);
+    let mut search = LayoutSearch {
+        best: None,
+        tried: 0,
+        smallest_peak: None,
+        step_error: None,
+        gpu_memory_gib: hw.gpu.memory_gib,
+    };
+    let node = u64::from(hw.fabric.gpus_per_node);
+    for layout in candidate_layouts(job, gpus, node, global_batch, space) {
+        search.consider(job, hw, layout, space, cal, factors);
+    }
+    search.finish(gpus, global_batch)
+}
+
+/// Every layout the search tries, in order: TP within a node and dividing
+/// the heads, PP up to 64 stages, DP dividing the global batch, power-of-two
+/// micro-batches (at least one per stage with PP), each ZeRO stage (at most
+/// 1 with PP: frameworks keep whole stages gathered) and recompute policy.
+fn candidate_layouts(
+    job: &TrainingJob<'_>,
+    gpus: u64,
+    node: u64,
+    global_batch: u64,
+    space: &SearchSpace,
+) -> Vec<TrainingLayout> {
     let m = job.model;
-    let node = u64::from(fabric.gpus_per_node);
-    let mut best: Option<LayoutChoice> = None;
-    let mut tried = 0usize;
-    let mut smallest_peak: Option<f64> = None;
-    let mut step_error: Option<String> = None;
-    let mut gpu_memory_gib = gpu.memory_gib;
+    let mut layouts = Vec::new();
     for tp in powers_of_two_dividing(gpus, node.min(gpus)) {
         if !m.num_attention_heads.is_multiple_of(tp) {
             continue;
@@ -115,13 +134,11 @@ pub fn best_layout(
                     continue;
                 }
                 for &zero in &space.zero {
-                    // ZeRO-3 with PP keeps whole stages gathered; frameworks pair PP with ZeRO ≤ 1.
                     if pp > 1 && zero > 1 {
                         continue;
                     }
                     for &recompute in &space.recompute {
-                        tried += 1;
-                        let layout = TrainingLayout {
+                        layouts.push(TrainingLayout {
                             tp: tp as u32,
                             pp: pp as u32,
                             dp: dp as u32,
@@ -130,52 +147,88 @@ pub fn best_layout(
                             micro_batches,
                             schedule: schedule_for(pp, micro_batches),
                             recompute,
-                        };
-                        let Ok(mem) = memory(job, gpu, &layout, space) else {
-                            continue;
-                        };
-                        gpu_memory_gib = mem.gpu_memory_gib;
-                        smallest_peak = Some(
-                            smallest_peak
-                                .map_or(mem.reserved_peak_gib, |s| s.min(mem.reserved_peak_gib)),
-                        );
-                        if !mem.fits {
-                            continue;
-                        }
-                        let step = match step_time(job, &layout, gpu, fabric, cal, factors) {
-                            Ok(step) => step,
-                            Err(e) => {
-                                step_error.get_or_insert_with(|| e.to_string());
-                                continue;
-                            }
-                        };
-                        if best.as_ref().is_none_or(|b| step.step_s < b.step.step_s) {
-                            best = Some(LayoutChoice {
-                                layout,
-                                step,
-                                peak_memory_gib: mem.reserved_peak_gib,
-                                gpu_memory_gib: mem.gpu_memory_gib,
-                            });
-                        }
+                        });
                     }
                 }
             }
         }
     }
-    best.ok_or_else(|| NoLayout {
-        tried,
-        smallest_peak_gib: smallest_peak,
-        gpu_memory_gib,
-        reason: match (step_error, smallest_peak) {
-            (Some(why), _) => format!("layouts fit in memory but cannot be timed: {why}"),
-            (None, Some(peak)) => format!(
-                "needs at least {peak:.1} GiB per GPU in its smallest layout, {gpu_memory_gib:.1} GiB usable"
-            ),
-            (None, None) => format!(
-                "no TP × PP × DP split of {gpus} GPUs divides the global batch of {global_batch} sequences"
-            ),
-        },
-    })
+    layouts
+}
+
+/// The layout search so far: the fastest layout that fits, and what to say
+/// when none does.
+struct LayoutSearch {
+    best: Option<LayoutChoice>,
+    tried: usize,
+    smallest_peak: Option<f64>,
+    step_error: Option<String>,
+    gpu_memory_gib: f64,
+}
+
+impl LayoutSearch {
+    /// Sizes `layout`'s memory and, when it fits, times its step; keeps it
+    /// when it is faster than the best so far (the first of equals).
+    fn consider(
+        &mut self,
+        job: &TrainingJob<'_>,
+        hw: Hardware<'_>,
+        layout: TrainingLayout,
+        space: &SearchSpace,
+        cal: &Calibration,
+        factors: &TrainingFactors,
+    ) {
+        self.tried += 1;
+        let Ok(mem) = memory(job, hw.gpu, &layout, space) else {
+            return;
+        };
+        self.gpu_memory_gib = mem.gpu_memory_gib;
+        self.smallest_peak = Some(
+            self.smallest_peak
+                .map_or(mem.reserved_peak_gib, |s| s.min(mem.reserved_peak_gib)),
+        );
+        if !mem.fits {
+            return;
+        }
+        let step = match step_time(job, &layout, hw.gpu, hw.fabric, cal, factors) {
+            Ok(step) => step,
+            Err(e) => {
+                self.step_error.get_or_insert_with(|| e.to_string());
+                return;
+            }
+        };
+        if self
+            .best
+            .as_ref()
+            .is_none_or(|b| step.step_s < b.step.step_s)
+        {
+            self.best = Some(LayoutChoice {
+                layout,
+                step,
+                peak_memory_gib: mem.reserved_peak_gib,
+                gpu_memory_gib: mem.gpu_memory_gib,
+            });
+        }
+    }
+
+    /// The fastest layout, or why there is none.
+    fn finish(self, gpus: u64, global_batch: u64) -> Result<LayoutChoice, NoLayout> {
+        let gpu_memory_gib = self.gpu_memory_gib;
+        self.best.ok_or_else(|| NoLayout {
+            tried: self.tried,
+            smallest_peak_gib: self.smallest_peak,
+            gpu_memory_gib,
+            reason: match (self.step_error, self.smallest_peak) {
+                (Some(why), _) => format!("layouts fit in memory but cannot be timed: {why}"),
+                (None, Some(peak)) => format!(
+                    "needs at least {peak:.1} GiB per GPU in its smallest layout, {gpu_memory_gib:.1} GiB usable"
+                ),
+                (None, None) => format!(
+                    "no TP × PP × DP split of {gpus} GPUs divides the global batch of {global_batch} sequences"
+                ),
+            },
+        })
+    }
 }
 
 /// Interleaved 1F1B (2 chunks per rank) where the micro-batches divide evenly
