@@ -194,6 +194,51 @@ fn encoder_kv_bytes_per_token(model: &ModelArch, layout: Layout, kv: Precision) 
     }
 }
 
+/// Why a replica does not fit, in words: nothing left for the KV cache
+/// after weights, workspace and runtime, or no room for one sequence of the
+/// context length; `None` when it fits. `capacity` is the GPU's usable
+/// memory and `budget` the engine's share of it, GiB.
+fn does_not_fit_reason(
+    input: &InferenceMemoryInput<'_>,
+    per_gpu: &MemoryBreakdown,
+    (capacity, budget): (f64, f64),
+    kv_left: f64,
+    (kv_tokens, max_seqs): (u64, u64),
+) -> Option<String> {
+    let (gpu, layout, precision) = (input.gpu, input.layout, input.precision);
+    let (weights, activations, overhead) = (
+        per_gpu.weights_gib,
+        per_gpu.activations_gib,
+        per_gpu.overhead_gib,
+    );
+    if kv_left <= 0.0 {
+        Some(format!(
+            "{} × {}, {}: needs {:.1} GiB per GPU before any KV cache (weights {:.1} + workspace {:.1} + runtime {:.1}), has {:.1} GiB ({:.0}% of {:.1})",
+            gpu.name,
+            layout.gpus(),
+            precision,
+            weights + activations + overhead,
+            weights,
+            activations,
+            overhead,
+            budget,
+            input.limits.memory_utilization * 100.0,
+            capacity
+        ))
+    } else if max_seqs == 0 {
+        Some(format!(
+            "{} × {}, {}: KV cache holds {} tokens per replica, fewer than one {}-token sequence",
+            gpu.name,
+            layout.gpus(),
+            precision,
+            kv_tokens,
+            input.context_len
+        ))
+    } else {
+        None
+    }
+}
+
 /// Runs the inference memory model.
 pub fn inference_memory(input: &InferenceMemoryInput<'_>) -> Result<InferenceMemory> {
     let InferenceMemoryInput {
@@ -241,32 +286,13 @@ pub fn inference_memory(input: &InferenceMemoryInput<'_>) -> Result<InferenceMem
         ..MemoryBreakdown::default()
     }
     .with_total();
-    let reason = if kv_left <= 0.0 {
-        Some(format!(
-            "{} × {}, {}: needs {:.1} GiB per GPU before any KV cache (weights {:.1} + workspace {:.1} + runtime {:.1}), has {:.1} GiB ({:.0}% of {:.1})",
-            gpu.name,
-            layout.gpus(),
-            precision,
-            weights + activations + overhead,
-            weights,
-            activations,
-            overhead,
-            budget,
-            limits.memory_utilization * 100.0,
-            capacity
-        ))
-    } else if max_seqs == 0 {
-        Some(format!(
-            "{} × {}, {}: KV cache holds {} tokens per replica, fewer than one {}-token sequence",
-            gpu.name,
-            layout.gpus(),
-            precision,
-            kv_tokens,
-            context_len
-        ))
-    } else {
-        None
-    };
+    let reason = does_not_fit_reason(
+        input,
+        &per_gpu,
+        (capacity, budget),
+        kv_left,
+        (kv_tokens, max_seqs),
+    );
     Ok(InferenceMemory {
         fits: reason.is_none(),
         gpu_memory_gib: capacity,

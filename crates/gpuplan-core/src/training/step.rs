@@ -639,6 +639,80 @@ fn optimizer_bytes_per_param(optimizer: Optimizer) -> f64 {
     }
 }
 
+/// Idle micro-batch slots of the pipeline: 1F1B runs (m + p − 1) micro-batch
+/// slots; interleaving with v chunks shrinks the bubble to (p − 1)/v slots
+/// (Narayanan et al. 2021).
+fn bubble_slots(layout: &TrainingLayout) -> f64 {
+    let pp = f64::from(layout.pp);
+    match layout.schedule {
+        _ if layout.pp <= 1 => 0.0,
+        PipelineSchedule::OneFOneB => pp - 1.0,
+        PipelineSchedule::Interleaved(v) => (pp - 1.0) / f64::from(v.max(1)),
+    }
+}
+
+/// Stage-to-stage activations and gradients (T·h bf16 each way), over the
+/// network when a stage spans a node boundary, v times with interleaving, s.
+fn pipeline_p2p_s(
+    job: &TrainingJob<'_>,
+    layout: &TrainingLayout,
+    fabric: &Fabric,
+    factors: &TrainingFactors,
+) -> f64 {
+    if layout.pp <= 1 {
+        return 0.0;
+    }
+    let chunks = match layout.schedule {
+        PipelineSchedule::Interleaved(v) => f64::from(v.max(1)),
+        PipelineSchedule::OneFOneB => 1.0,
+    };
+    let tp = f64::from(layout.tp);
+    let bytes =
+        2.0 * layout.micro_batch as f64 * job.seq_len as f64 * job.model.hidden_size as f64 * 2.0
+            / tp;
+    let link = if u64::from(layout.tp) * u64::from(layout.pp) > u64::from(fabric.gpus_per_node) {
+        fabric.network_bytes_s_per_gpu
+    } else {
+        fabric.intra_node_bytes_s
+    } * factors.collective_efficiency();
+    layout.micro_batches as f64 * chunks * bytes / link
+}
+
+/// The data-parallel gradient exchange (all of it, and the part compute
+/// does not hide) and the optimizer update of the parameters on the
+/// critical stage per GPU (the trainable ones, sharded over DP with ZeRO),
+/// s.
+fn data_parallel_and_optimizer_s(
+    job: &TrainingJob<'_>,
+    layout: &TrainingLayout,
+    fabric: &Fabric,
+    factors: &TrainingFactors,
+    r: &Rates,
+    mb: &MicroBatchCompute,
+) -> (f64, f64, f64) {
+    let m = job.model;
+    let (tp, pp) = (f64::from(layout.tp), f64::from(layout.pp));
+    let params_per_gpu = m.params().total() as f64 / (tp * pp);
+    let trainable_per_gpu = match job.method {
+        FineTuneMethod::Full => params_per_gpu,
+        FineTuneMethod::Lora { rank, all_linear } | FineTuneMethod::Qlora { rank, all_linear } => {
+            lora_params_per_layer(m, rank, all_linear) * m.num_layers as f64 / (tp * pp)
+        }
+    };
+    let (dp_bytes, overlappable) = dp_comm(job, layout, params_per_gpu, trainable_per_gpu, mb);
+    let dp_total = dp_bytes / dp_bandwidth(layout, fabric, factors);
+    let dp_exposed = (dp_total - factors.dp_overlap() * overlappable).max(0.0);
+    let optimizer_shards = if layout.zero >= 1 {
+        f64::from(layout.dp)
+    } else {
+        1.0
+    };
+    let optimizer_s = trainable_per_gpu / optimizer_shards
+        * optimizer_bytes_per_param(job.optimizer)
+        / r.memory_bytes_s;
+    (dp_total, dp_exposed, optimizer_s)
+}
+
 /// One optimizer step of `job` split as `layout` on `gpu`s connected by `fabric`.
 pub fn step_time(
     job: &TrainingJob<'_>,
@@ -651,58 +725,14 @@ pub fn step_time(
     check(job, layout, fabric)?;
     let r = rates(job, gpu, cal, factors)?;
     let m = job.model;
-    let tp = f64::from(layout.tp);
-    let pp = f64::from(layout.pp);
     let mb = micro_batch_compute(job, layout, fabric, &r, factors);
-    // Pipeline: 1F1B runs (m + p − 1) micro-batch slots; interleaving with v
-    // chunks shrinks the bubble to (p − 1)/v slots (Narayanan et al. 2021).
     let micro = layout.micro_batches as f64;
     let t_mb = mb.total();
-    let bubble_slots = match layout.schedule {
-        _ if layout.pp <= 1 => 0.0,
-        PipelineSchedule::OneFOneB => pp - 1.0,
-        PipelineSchedule::Interleaved(v) => (pp - 1.0) / f64::from(v.max(1)),
-    };
-    // Stage-to-stage activations and gradients (T·h bf16 each way), over the
-    // network when a stage spans a node boundary, v times with interleaving.
-    let mut p2p_s = 0.0;
-    if layout.pp > 1 {
-        let chunks = match layout.schedule {
-            PipelineSchedule::Interleaved(v) => f64::from(v.max(1)),
-            PipelineSchedule::OneFOneB => 1.0,
-        };
-        let bytes =
-            2.0 * layout.micro_batch as f64 * job.seq_len as f64 * m.hidden_size as f64 * 2.0 / tp;
-        let link = if u64::from(layout.tp) * u64::from(layout.pp) > u64::from(fabric.gpus_per_node)
-        {
-            fabric.network_bytes_s_per_gpu
-        } else {
-            fabric.intra_node_bytes_s
-        } * factors.collective_efficiency();
-        p2p_s = micro * chunks * bytes / link;
-    }
+    let bubble_slots = bubble_slots(layout);
+    let p2p_s = pipeline_p2p_s(job, layout, fabric, factors);
     let pipeline_total = (micro + bubble_slots) * t_mb + p2p_s;
-    // Parameters on the critical stage per GPU.
-    let p = m.params();
-    let all = p.total() as f64;
-    let params_per_gpu = all / (tp * pp);
-    let trainable_per_gpu = match job.method {
-        FineTuneMethod::Full => params_per_gpu,
-        FineTuneMethod::Lora { rank, all_linear } | FineTuneMethod::Qlora { rank, all_linear } => {
-            lora_params_per_layer(m, rank, all_linear) * m.num_layers as f64 / (tp * pp)
-        }
-    };
-    let (dp_bytes, overlappable) = dp_comm(job, layout, params_per_gpu, trainable_per_gpu, &mb);
-    let dp_total = dp_bytes / dp_bandwidth(layout, fabric, factors);
-    let dp_exposed = (dp_total - factors.dp_overlap() * overlappable).max(0.0);
-    let optimizer_shards = if layout.zero >= 1 {
-        f64::from(layout.dp)
-    } else {
-        1.0
-    };
-    let optimizer_s = trainable_per_gpu / optimizer_shards
-        * optimizer_bytes_per_param(job.optimizer)
-        / r.memory_bytes_s;
+    let (dp_total, dp_exposed, optimizer_s) =
+        data_parallel_and_optimizer_s(job, layout, fabric, factors, &r, &mb);
     let step_s = pipeline_total + dp_exposed + optimizer_s;
     let tokens_per_step = layout.global_batch() as f64 * job.seq_len as f64;
     let tokens_per_s = tokens_per_step / step_s;

@@ -252,47 +252,11 @@ impl RawTrainingWorkload {
         if self.kind != "training" {
             return Err(CoreError::invalid("kind", &self.kind, "\"training\""));
         }
-        let model = match (hf_model, &self.model.id) {
-            (Some(m), _) => m,
-            (None, Some(id)) => catalog
-                .model(id)
-                .map_err(|e| CoreError::invalid("model.id", id, e.to_string()))?,
-            (None, None) => {
-                return Err(CoreError::invalid(
-                    "model",
-                    "(neither id nor hf_config)",
-                    "model.id = \"llama-3.1-8b\" or model.hf_config = \"config.json\"",
-                ))
-            }
-        };
+        let model = training_model(catalog, hf_model, self.model.id.as_deref())?;
         let t = &self.training;
         let method = method(t)?;
-        let seq_len = count("training.seq_len", t.seq_len, limits::SEQUENCE_TOKENS)?;
-        if seq_len > model.max_position_embeddings {
-            return Err(CoreError::invalid(
-                "training.seq_len",
-                seq_len.to_string(),
-                format!(
-                    "at most the model's {} positions",
-                    model.max_position_embeddings
-                ),
-            ));
-        }
-        let global_batch = match (t.global_batch, t.global_batch_tokens) {
-            (Some(b), None) => count("training.global_batch", b, limits::SEQUENCES)?,
-            (None, Some(tok)) => count(
-                "training.global_batch_tokens",
-                (tok / seq_len).max(1),
-                limits::SEQUENCES,
-            )?,
-            _ => {
-                return Err(CoreError::invalid(
-                    "training.global_batch",
-                    "(both or neither of global_batch and global_batch_tokens)",
-                    "one of global_batch (sequences per step) or global_batch_tokens",
-                ))
-            }
-        };
+        let seq_len = seq_len(t, &model)?;
+        let global_batch = global_batch(t, seq_len)?;
         let tokens = tokens_to_process(t, global_batch, seq_len)?;
         let (optimizer, precisions, recompute, framework) = choices(t)?;
         let (deadline_hours, max_usd, minimise_time) = goals(&self.goals)?;
@@ -334,6 +298,60 @@ impl RawTrainingWorkload {
             max_nodes,
             pricing,
         })
+    }
+}
+
+/// The model trained: the one read from `model.hf_config`, else the
+/// catalog's `model.id`.
+fn training_model(
+    catalog: &Catalog,
+    hf_model: Option<ModelArch>,
+    id: Option<&str>,
+) -> Result<ModelArch> {
+    match (hf_model, id) {
+        (Some(m), _) => Ok(m),
+        (None, Some(id)) => catalog
+            .model(id)
+            .map_err(|e| CoreError::invalid("model.id", id, e.to_string())),
+        (None, None) => Err(CoreError::invalid(
+            "model",
+            "(neither id nor hf_config)",
+            "model.id = \"llama-3.1-8b\" or model.hf_config = \"config.json\"",
+        )),
+    }
+}
+
+/// `training.seq_len`, at most the model's positions.
+fn seq_len(t: &RawTraining, model: &ModelArch) -> Result<u64> {
+    let seq_len = count("training.seq_len", t.seq_len, limits::SEQUENCE_TOKENS)?;
+    if seq_len > model.max_position_embeddings {
+        return Err(CoreError::invalid(
+            "training.seq_len",
+            seq_len.to_string(),
+            format!(
+                "at most the model's {} positions",
+                model.max_position_embeddings
+            ),
+        ));
+    }
+    Ok(seq_len)
+}
+
+/// Sequences per step: `global_batch`, or `global_batch_tokens` over the
+/// sequence length (at least one); exactly one of the two.
+fn global_batch(t: &RawTraining, seq_len: u64) -> Result<u64> {
+    match (t.global_batch, t.global_batch_tokens) {
+        (Some(b), None) => count("training.global_batch", b, limits::SEQUENCES),
+        (None, Some(tok)) => count(
+            "training.global_batch_tokens",
+            (tok / seq_len).max(1),
+            limits::SEQUENCES,
+        ),
+        _ => Err(CoreError::invalid(
+            "training.global_batch",
+            "(both or neither of global_batch and global_batch_tokens)",
+            "one of global_batch (sequences per step) or global_batch_tokens",
+        )),
     }
 }
 
