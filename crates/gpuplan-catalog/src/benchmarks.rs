@@ -140,63 +140,67 @@ pub fn parse_benchmarks(file: &str, text: &str) -> Result<Vec<BenchmarkRow>> {
     for row in table.rows() {
         let id = row.string("id")?;
         dups.check(&row, "id", &id)?;
-        let kind = match row.text("kind").to_ascii_lowercase().as_str() {
-            "inference" => BenchmarkKind::Inference,
-            "training" => BenchmarkKind::Training,
-            "memory" => BenchmarkKind::Memory,
-            other => {
-                return Err(row.error(CatalogError::invalid(
-                    "kind",
-                    other,
-                    "inference, training or memory",
-                )))
-            }
-        };
-        let value = row.span("value", limits::BENCH_VALUE)?;
-        let degree = |column: &str| row.opt_count(column, limits::BENCH_PARALLEL_DEGREE);
-        let tokens = |column: &str| row.opt_count(column, limits::BENCH_TOKENS);
-        out.push(BenchmarkRow {
-            kind,
-            model: row.string("model")?,
-            gpu: row.text("gpu").to_string(),
-            gpu_count: row.opt_count("gpu_count", limits::BENCH_GPU_COUNT)?,
-            tp: degree("tp")?,
-            pp: degree("pp")?,
-            dp: degree("dp")?,
-            precision: row.text("precision").to_string(),
-            framework: row.text("framework").to_string(),
-            input_len: tokens("input_len")?,
-            output_len: tokens("output_len")?,
-            batch_or_concurrency: row.opt_count("batch_or_concurrency", limits::BENCH_BATCH)?,
-            metric: row.string("metric")?,
-            value,
-            unit: row.text("unit").to_string(),
-            source: row.text("source").to_string(),
-            notes: row.text("notes").to_string(),
-            dataset: row.text("dataset").to_string(),
-            recompute: row.text("recompute").to_ascii_lowercase(),
-            compile: flag(&row, "compile")?,
-            pp_schedule: row.text("pp_schedule").to_ascii_lowercase(),
-            async_tp: flag(&row, "async_tp")?,
-            per_system: flag(&row, "per_system")?,
-            scenario: row.text("scenario").to_ascii_lowercase(),
-            latency_p99_bound_ms: row.opt_span("latency_p99_bound_ms", limits::BENCH_LATENCY_MS)?,
-            ttft_p99_bound_ms: row.opt_span("ttft_p99_bound_ms", limits::BENCH_LATENCY_MS)?,
-            tpot_p99_bound_ms: row.opt_span("tpot_p99_bound_ms", limits::BENCH_LATENCY_MS)?,
-            engine: row.text("engine").to_ascii_lowercase(),
-            lengths: row.text("lengths").to_ascii_lowercase(),
-            requests: row.opt_count("requests", limits::BENCH_REQUESTS)?,
-            steps: row.opt_count("steps", limits::BENCH_STEPS)?,
-            resolution_px: row.opt_count("resolution_px", limits::BENCH_RESOLUTION_PX)?,
-            guidance: flag(&row, "guidance")?,
-            beam: row.opt_count("beam", limits::BENCH_BEAM)?,
-            audio_s: row.opt_span("audio_s", limits::BENCH_AUDIO_S)?,
-            network_gbps_per_gpu: row
-                .opt_span("network_gbps_per_gpu", limits::BENCH_NETWORK_GBPS)?,
-            id,
-        });
+        out.push(benchmark_row(&row, id)?);
     }
     Ok(out)
+}
+
+/// One row of the benchmark file, its id already checked.
+fn benchmark_row(row: &Row<'_>, id: String) -> Result<BenchmarkRow> {
+    let kind = match row.text("kind").to_ascii_lowercase().as_str() {
+        "inference" => BenchmarkKind::Inference,
+        "training" => BenchmarkKind::Training,
+        "memory" => BenchmarkKind::Memory,
+        other => {
+            return Err(row.error(CatalogError::invalid(
+                "kind",
+                other,
+                "inference, training or memory",
+            )))
+        }
+    };
+    let value = row.span("value", limits::BENCH_VALUE)?;
+    let degree = |column: &str| row.opt_count(column, limits::BENCH_PARALLEL_DEGREE);
+    let tokens = |column: &str| row.opt_count(column, limits::BENCH_TOKENS);
+    Ok(BenchmarkRow {
+        kind,
+        model: row.string("model")?,
+        gpu: row.text("gpu").to_string(),
+        gpu_count: row.opt_count("gpu_count", limits::BENCH_GPU_COUNT)?,
+        tp: degree("tp")?,
+        pp: degree("pp")?,
+        dp: degree("dp")?,
+        precision: row.text("precision").to_string(),
+        framework: row.text("framework").to_string(),
+        input_len: tokens("input_len")?,
+        output_len: tokens("output_len")?,
+        batch_or_concurrency: row.opt_count("batch_or_concurrency", limits::BENCH_BATCH)?,
+        metric: row.string("metric")?,
+        value,
+        unit: row.text("unit").to_string(),
+        source: row.text("source").to_string(),
+        notes: row.text("notes").to_string(),
+        dataset: row.text("dataset").to_string(),
+        recompute: row.text("recompute").to_ascii_lowercase(),
+        compile: flag(row, "compile")?,
+        pp_schedule: row.text("pp_schedule").to_ascii_lowercase(),
+        async_tp: flag(row, "async_tp")?,
+        per_system: flag(row, "per_system")?,
+        scenario: row.text("scenario").to_ascii_lowercase(),
+        latency_p99_bound_ms: row.opt_span("latency_p99_bound_ms", limits::BENCH_LATENCY_MS)?,
+        ttft_p99_bound_ms: row.opt_span("ttft_p99_bound_ms", limits::BENCH_LATENCY_MS)?,
+        tpot_p99_bound_ms: row.opt_span("tpot_p99_bound_ms", limits::BENCH_LATENCY_MS)?,
+        engine: row.text("engine").to_ascii_lowercase(),
+        lengths: row.text("lengths").to_ascii_lowercase(),
+        requests: row.opt_count("requests", limits::BENCH_REQUESTS)?,
+        steps: row.opt_count("steps", limits::BENCH_STEPS)?,
+        resolution_px: row.opt_count("resolution_px", limits::BENCH_RESOLUTION_PX)?,
+        guidance: flag(row, "guidance")?,
+        beam: row.opt_count("beam", limits::BENCH_BEAM)?,
+        audio_s: row.opt_span("audio_s", limits::BENCH_AUDIO_S)?,
+        network_gbps_per_gpu: row.opt_span("network_gbps_per_gpu", limits::BENCH_NETWORK_GBPS)?,
+        id,
+    })
 }
 
 /// An optional true/false cell.

@@ -105,20 +105,12 @@ pub fn cross_validate(
             .cloned()
             .collect();
         let mut fitted = fit_calibration(catalog, &train, template);
-        // A family without training rows (the held-out family, or one a
-        // fold happens to empty) keeps no factors of its own: it falls back
-        // to the others' mean, as an uncalibrated family does.
         let present: std::collections::BTreeSet<String> = usable
             .iter()
             .filter(|r| group_of(r) != *g)
             .filter_map(|r| catalog.gpu(&r.gpu).ok().map(|gpu| family(gpu).to_string()))
             .collect();
-        fitted.factors.retain(|f| {
-            let per_family = f.name.starts_with("compute_efficiency.")
-                || f.name.starts_with("bandwidth_efficiency.");
-            let fam = f.name.split('.').nth(1).unwrap_or_default();
-            !per_family || crate::validate::fitted_by_another_fit(&f.name) || present.contains(fam)
-        });
+        drop_unfitted_families(&mut fitted, &present);
         for r in usable.iter().filter(|r| group_of(r) == *g) {
             if let (Some(e), Some(e0)) = (error(catalog, r, &fitted), error(catalog, r, &full)) {
                 detail.push(HeldOutRow {
@@ -131,6 +123,31 @@ pub fn cross_validate(
         }
     }
     detail.sort_by(|a, b| b.error_pct.abs().total_cmp(&a.error_pct.abs()));
+    summarize_held_out(split, usable.len(), &full, &groups, detail)
+}
+
+/// A family without training rows (the held-out family, or one a fold
+/// happens to empty) keeps no factors of its own: it falls back to the
+/// others' mean, as an uncalibrated family does. `present` names the
+/// families the fit had rows of.
+fn drop_unfitted_families(fitted: &mut Calibration, present: &std::collections::BTreeSet<String>) {
+    fitted.factors.retain(|f| {
+        let per_family = f.name.starts_with("compute_efficiency.")
+            || f.name.starts_with("bandwidth_efficiency.");
+        let fam = f.name.split('.').nth(1).unwrap_or_default();
+        !per_family || crate::validate::fitted_by_another_fit(&f.name) || present.contains(fam)
+    });
+}
+
+/// The held-out and in-sample summaries, overall and per group, of the
+/// held-out rows in `detail` (worst first).
+fn summarize_held_out(
+    split: Split,
+    rows: usize,
+    full: &Calibration,
+    groups: &std::collections::BTreeSet<String>,
+    detail: Vec<HeldOutRow>,
+) -> CrossValidation {
     let as_rows = |pick: fn(&HeldOutRow) -> f64, only: Option<&str>| -> Vec<ValidationRow> {
         detail
             .iter()
@@ -149,7 +166,7 @@ pub fn cross_validate(
     let inside = as_rows(|d| d.in_sample_error_pct, None);
     CrossValidation {
         split,
-        rows: usable.len(),
+        rows,
         fitted_factors: full
             .factors
             .iter()
