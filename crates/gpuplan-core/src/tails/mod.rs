@@ -18,8 +18,8 @@
 //!    `ρ`, and then for an exponential time of Allen–Cunneen's conditional
 //!    mean `(c_a² + c_s²)/2 · E[S]/(1−ρ)`, c_a² being the burstiness of the
 //!    prompts this replica gets from the router: its 1/n turn of the fleet's
-//!    stream (c_a²/n) plus a share of the spread of the arrivals that
-//!    replace its own departures;
+//!    stream (c_a²/n) plus what the arrivals that replace its own
+//!    departures add;
 //! 3. **its own iteration** — a prompt's first token comes at the end of the
 //!    iteration that prefills it, and that iteration also carries the
 //!    prompts that arrived after it while the previous one ran: λ·t̄/2 on

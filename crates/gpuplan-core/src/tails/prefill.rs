@@ -13,20 +13,23 @@ use super::{Load, TailModel};
 /// not on measurements.
 const ROUTER_POOLING_EXPONENT: f64 = 0.5;
 
-/// How much of the spread that a replica's own departures give its
-/// arrivals reaches its prefill queue. Behind the least-outstanding router a
-/// replica's arrivals are its 1/n turn of the fleet's stream plus the
-/// arrivals that replace its own departures; counted over a request's life
-/// their index of dispersion is c_a²/n + (1 − 1/n)·c_s² (measured in the
-/// simulator, [`TailModel::router_count_smoothing`]). The prefill queue
-/// forms over a few prompts, where the router also steers arrivals away
-/// from a replica while its count is high, and so sees less of the
-/// departures' part: this share of it. Fitted on the simulator's grid over
-/// two models (`GRID_MODEL=llama-3.1-8b` and `qwen2.5-32b`, `cargo test
-/// --release -p gpuplan-sim --test grid`; flat from 0.5 to 0.6) and checked
+/// The index of dispersion that the arrivals replacing a replica's own
+/// departures add to its prefill queue, per unit of the (1 − 1/n) share of
+/// its arrivals they are. Behind the least-outstanding router a replica's
+/// arrivals are its 1/n turn of the fleet's stream plus the arrivals that
+/// replace its departures; counted over a request's life their index of
+/// dispersion is c_a²/n + (1 − 1/n)·c_s² (measured in the simulator,
+/// [`TailModel::router_count_smoothing`]). The prefill queue forms over a
+/// few prompts, where the router also steers arrivals away from a replica
+/// while its count is high, and there the departures' part does not follow
+/// the output lengths: qwen2.5-32b at 1,500/100 tokens on 3 H100s gives a
+/// simulated TTFT p99 of 583, 577 and 579 ms at output c_v² 0.03, 0.33 and
+/// 1.6 (`tests/router.rs` in gpuplan-sim). Fitted on the simulator's grid
+/// over two models (`GRID_MODEL=llama-3.1-8b` and `qwen2.5-32b`, `cargo test
+/// --release -p gpuplan-sim --test grid`; flat from 0.17 to 0.2) and checked
 /// on three it was not fitted on (mixtral-8x7b, qwen2.5-14b,
 /// mistral-7b-v0.3), not on measurements.
-const DEPARTURE_SPREAD_SHARE: f64 = 0.6;
+const DEPARTURE_DISPERSION: f64 = 0.2;
 
 impl TailModel<'_> {
     /// Work one prompt brings to the prefill queue, s: when backlogged, the
@@ -76,13 +79,11 @@ impl TailModel<'_> {
     /// Burstiness (c_a²) of the prompts that reach one replica's prefill
     /// queue: its 1/n turn of the fleet's stream (a renewal stream's gaps
     /// summed n at a time: c_a²/n) plus the arrivals that replace its own
-    /// departures, whose spread follows the slot times' (c_s²), of which the
-    /// queue sees the share [`DEPARTURE_SPREAD_SHARE`]. One replica keeps
-    /// its stream's c_a².
+    /// departures ([`DEPARTURE_DISPERSION`]). One replica keeps its stream's
+    /// c_a².
     pub(super) fn prefill_queue_ca2(&self) -> f64 {
         let replicas = self.inputs.slot_pool_replicas.max(1.0);
-        self.inputs.ca2 / replicas
-            + (1.0 - 1.0 / replicas) * DEPARTURE_SPREAD_SHARE * self.inputs.cs2
+        self.inputs.ca2 / replicas + (1.0 - 1.0 / replicas) * DEPARTURE_DISPERSION
     }
 
     /// Share of the GPU's time the prefill queue keeps busy.
