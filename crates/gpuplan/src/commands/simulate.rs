@@ -173,17 +173,7 @@ fn run_deployment(
     }
     let deployment = checked.deployment(cal)?;
     let traffic = build_traffic(settings, w, histograms)?;
-    let narrow = |field: &str, v: u64| {
-        u32::try_from(v)
-            .map_err(|_| CliError::bad(format!("{field} {v}: expected at most 2^32 − 1")))
-    };
-    let engine = EngineConfig {
-        max_num_seqs: narrow("--max-num-seqs", cmd.max_num_seqs)?,
-        max_batched_tokens: narrow("--max-batched-tokens", cmd.max_batched_tokens)?,
-        kv_cache_tokens: memory.kv_cache_tokens,
-        block_tokens: narrow("kv_block_tokens", w.engines[0].profile().kv_block_tokens)?,
-        prompts: PromptSteps::of(w.engines[0]),
-    };
+    let engine = engine_config(cmd, w, memory.kv_cache_tokens)?;
     // Without a plan, the autoscaler aims at 80 % of the batch cap per replica.
     let target = 0.8 * cmd.max_num_seqs as f64;
     let config = SimConfig {
@@ -215,6 +205,27 @@ fn run_deployment(
     );
     let subject = Subject { title, plan: None };
     simulate_and_print(cmd, w, subject, deployment, &config, &traffic)
+}
+
+/// The engine of `simulate --gpu …`: the command's batch cap and token
+/// budget, the KV cache the memory model leaves, the workload's engine's
+/// block size and prompt policy.
+fn engine_config(
+    cmd: &SimulateCmd,
+    w: &InferenceWorkload,
+    kv_cache_tokens: u64,
+) -> Result<EngineConfig, CliError> {
+    let narrow = |field: &str, v: u64| {
+        u32::try_from(v)
+            .map_err(|_| CliError::bad(format!("{field} {v}: expected at most 2^32 − 1")))
+    };
+    Ok(EngineConfig {
+        max_num_seqs: narrow("--max-num-seqs", cmd.max_num_seqs)?,
+        max_batched_tokens: narrow("--max-batched-tokens", cmd.max_batched_tokens)?,
+        kv_cache_tokens,
+        block_tokens: narrow("kv_block_tokens", w.engines[0].profile().kv_block_tokens)?,
+        prompts: PromptSteps::of(w.engines[0]),
+    })
 }
 
 /// Runs the simulation and prints (or writes) what it found.
