@@ -143,6 +143,28 @@ fn request_of(
     req: &NonLlmEstimateRequest,
     names: &FieldNames,
 ) -> AppResult<Request> {
+    refuse_foreign_fields(model, req, names)?;
+    match default_unit(model) {
+        Request::Image { resolution_px, .. } => image_request(req, names, resolution_px),
+        Request::Audio { .. } => audio_request(req, names),
+        Request::Text { seq_len } => {
+            let max = model.components.first().map(|c| c.positions).unwrap_or(512);
+            let tokens = req.input_len.unwrap_or(seq_len.round() as u64);
+            check_count(names.input_len, tokens, Count::new(1, max))?;
+            Ok(Request::Text {
+                seq_len: tokens as f64,
+            })
+        }
+    }
+}
+
+/// A field of another family's requests (or an LLM's output length) is an
+/// error naming the field and the model's family.
+fn refuse_foreign_fields(
+    model: &NonLlmModel,
+    req: &NonLlmEstimateRequest,
+    names: &FieldNames,
+) -> AppResult<()> {
     let refuse = |field: String, applies_to: &str| {
         Err(AppError::bad_field(
             field.clone(),
@@ -179,49 +201,50 @@ fn request_of(
     if req.input_len.is_some() && family != NonLlmFamily::Encoder {
         return refuse(names.input_len.to_string(), "LLM and encoder");
     }
-    Ok(match default_unit(model) {
-        Request::Image { resolution_px, .. } => {
-            let px = req.resolution.unwrap_or(resolution_px);
-            let field = spell(names, "resolution");
-            check_count(&field, px, IMAGE_SIDE_PX)?;
-            if !px.is_multiple_of(16) {
-                return Err(AppError::bad_field(
-                    field.clone(),
-                    format!("{field}: {px} px; expected a multiple of 16 pixels (the VAE downsamples by 8, the denoiser by 2 more)"),
-                ));
-            }
-            let steps = req.steps.unwrap_or(30);
-            check_count(&spell(names, "steps"), steps, DENOISING_STEPS)?;
-            Request::Image {
-                resolution_px: px,
-                steps,
-                guidance: !req.no_guidance,
-            }
-        }
-        Request::Audio { .. } => {
-            let audio_s = req.audio_seconds.unwrap_or(WHISPER_WINDOW_S);
-            if !AUDIO_WINDOW_S.contains(audio_s) {
-                let field = spell(names, "audio_seconds");
-                return Err(AppError::bad_field(
-                    field.clone(),
-                    format!("{field} {audio_s}: expected {}", AUDIO_WINDOW_S.describe()),
-                ));
-            }
-            let beam = req.beam.unwrap_or(1);
-            check_count(&spell(names, "beam"), beam, BEAM_WIDTH)?;
-            // Tokens follow the speech in the window (MLPerf's LibriSpeech rate).
-            Request::Audio {
-                output_tokens: WHISPER_TOKENS_PER_AUDIO_S * audio_s,
-                beam,
-            }
-        }
-        Request::Text { seq_len } => {
-            let max = model.components.first().map(|c| c.positions).unwrap_or(512);
-            let tokens = req.input_len.unwrap_or(seq_len.round() as u64);
-            check_count(names.input_len, tokens, Count::new(1, max))?;
-            Request::Text {
-                seq_len: tokens as f64,
-            }
-        }
+    Ok(())
+}
+
+/// An image request: the resolution (a multiple of 16 px, the model's
+/// default unless given), the denoising steps (30 unless given), guidance.
+fn image_request(
+    req: &NonLlmEstimateRequest,
+    names: &FieldNames,
+    default_px: u64,
+) -> AppResult<Request> {
+    let px = req.resolution.unwrap_or(default_px);
+    let field = spell(names, "resolution");
+    check_count(&field, px, IMAGE_SIDE_PX)?;
+    if !px.is_multiple_of(16) {
+        return Err(AppError::bad_field(
+            field.clone(),
+            format!("{field}: {px} px; expected a multiple of 16 pixels (the VAE downsamples by 8, the denoiser by 2 more)"),
+        ));
+    }
+    let steps = req.steps.unwrap_or(30);
+    check_count(&spell(names, "steps"), steps, DENOISING_STEPS)?;
+    Ok(Request::Image {
+        resolution_px: px,
+        steps,
+        guidance: !req.no_guidance,
+    })
+}
+
+/// A speech request: one window of `audio_seconds` (30 s unless given) and
+/// its beam; tokens follow the speech in the window (MLPerf's LibriSpeech
+/// rate).
+fn audio_request(req: &NonLlmEstimateRequest, names: &FieldNames) -> AppResult<Request> {
+    let audio_s = req.audio_seconds.unwrap_or(WHISPER_WINDOW_S);
+    if !AUDIO_WINDOW_S.contains(audio_s) {
+        let field = spell(names, "audio_seconds");
+        return Err(AppError::bad_field(
+            field.clone(),
+            format!("{field} {audio_s}: expected {}", AUDIO_WINDOW_S.describe()),
+        ));
+    }
+    let beam = req.beam.unwrap_or(1);
+    check_count(&spell(names, "beam"), beam, BEAM_WIDTH)?;
+    Ok(Request::Audio {
+        output_tokens: WHISPER_TOKENS_PER_AUDIO_S * audio_s,
+        beam,
     })
 }
