@@ -613,8 +613,18 @@ fn a_requests_life_is_a_delay_cycle_so_prompt_work_stretches_its_spread() {
     let drift = per_sequence
         * super::tpot::occupancy_sd(pace.occupancy_peakedness, pace.in_flight, pace.batch);
     let sd = 1.0 / tail.points[0].0;
-    let expected = 1.0 + (dilation - 1.0) * (1.0 - pace.slot_wait_probability);
-    assert!((sd / arrivals.hypot(drift) - expected).abs() < 1e-6, "{sd}");
+    // With free slots the branching's offspring is ρ = 1 − t0/t̄, so the
+    // stretch is 1/(1 − ρ) = t̄/t0; a short life reaches only part of it
+    // ([`super::tpot::short_life_factor`], checked term by term below).
+    let rho = 1.0 - 1.0 / dilation;
+    let stretch = 1.0 / (1.0 - rho * (1.0 - pace.slot_wait_probability));
+    let reached = super::tpot::short_life_factor(stretch, life);
+    assert!(reached < 1.0 && reached > 0.3, "{reached}");
+    let expected = stretch * reached;
+    assert!(
+        (sd / arrivals.hypot(drift) - expected).abs() < 1e-6,
+        "{sd} {expected}"
+    );
     // A full batch admits one prompt per finished sequence: the prompts of
     // a life follow its iterations, and a longer life brings no more.
     let full = super::tpot::DecodePace {
@@ -626,6 +636,40 @@ fn a_requests_life_is_a_delay_cycle_so_prompt_work_stretches_its_spread() {
         (sd_full / arrivals.hypot(drift) - 1.0).abs() < 1e-6,
         "{sd_full}"
     );
+}
+
+#[test]
+fn each_generation_of_the_delay_cycle_finds_the_slots_full_with_p_wait() {
+    use super::tpot::{delay_cycle_dilation, short_life_factor};
+    // Prefill takes 3/4 of the time: free slots stretch a life 4×.
+    assert!((delay_cycle_dilation(0.025, 0.1, 0.0) - 4.0).abs() < 1e-12);
+    // Full slots: admissions follow departures, no stretch.
+    assert!((delay_cycle_dilation(0.025, 0.1, 1.0) - 1.0).abs() < 1e-12);
+    // Half the time full: offspring 3/8 a generation, 1/(1 − 3/8) = 1.6 —
+    // not the 2.5 of thinning only the first generation.
+    assert!((delay_cycle_dilation(0.025, 0.1, 0.5) - 1.6).abs() < 1e-12);
+    // No prefill, no stretch.
+    assert_eq!(delay_cycle_dilation(0.025, 0.025, 0.0), 1.0);
+    // One iteration keeps the marginal variance, (1 − φ)/(1 + φ) of the
+    // long-run one; long lives reach all of it; no stretch, nothing lost.
+    let phi: f64 = 0.75;
+    assert!((short_life_factor(4.0, 1.0) - ((1.0 - phi) / (1.0 + phi)).sqrt()).abs() < 1e-12);
+    assert!(short_life_factor(4.0, 10_000.0) > 0.999);
+    assert!(short_life_factor(4.0, 10.0) < short_life_factor(4.0, 40.0));
+    assert!((short_life_factor(1.0, 3.0) - 1.0).abs() < 1e-12);
+    // The mean of L AR(1) terms, its variance summed pair by pair:
+    // Σ_a Σ_b φ^|a−b| against the long run's L(1 + φ)/(1 − φ).
+    for l in [1_i32, 2, 5, 14, 60] {
+        let pairs: f64 = (0..l)
+            .flat_map(|a| (0..l).map(move |b| phi.powi((a - b).abs())))
+            .sum();
+        let long_run = f64::from(l) * (1.0 + phi) / (1.0 - phi);
+        let summed = (pairs / long_run).sqrt();
+        assert!(
+            (short_life_factor(4.0, f64::from(l)) - summed).abs() < 1e-12,
+            "{l}"
+        );
+    }
 }
 
 #[test]

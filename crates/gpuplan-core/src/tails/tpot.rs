@@ -124,10 +124,14 @@ impl TailModel<'_> {
         // while slots are free: a full batch admits one prompt per finished
         // sequence, so the prompts admitted over L iterations follow the
         // iterations, not their length, and a longer life brings no more
-        // (probability P(wait) that the slots are full).
+        // (probability P(wait) that the slots are full). Every generation
+        // of the delay cycle — the prompts the extra time brings, then the
+        // ones their prefill's time brings — finds the slots full with that
+        // probability, so the cycle is a branching process of mean offspring
+        // ρ(1 − P(wait)), ρ = 1 − t0/t̄ the share of time spent prefilling:
+        // it stretches the life by 1/(1 − ρ(1 − P(wait))).
         let t0 = self.iteration_s(in_flight, 0.0);
-        let dilation =
-            1.0 + ((tpot_mean_s / t0.max(1e-12)) - 1.0).max(0.0) * (1.0 - slot_wait_probability);
+        let dilation = delay_cycle_dilation(t0, tpot_mean_s, slot_wait_probability);
         // Each prompt prefilled during the life also decodes beside it for
         // as long as both run (`output_overlaps`): the work it brings is its
         // prefill plus that many iterations' share of one more sequence.
@@ -135,7 +139,8 @@ impl TailModel<'_> {
             let prompts = lambda * tpot_mean_s * life;
             let prompt_work_s = per_token_s * i.input_mean + per_sequence_s * overlap;
             let arrivals = prompt_work_s * (prompts * dispersion).sqrt() / life;
-            let sd = (arrivals.hypot(drift_sd) * dilation).max(1e-12);
+            let sd = (arrivals.hypot(drift_sd) * dilation * short_life_factor(dilation, life))
+                .max(1e-12);
             let skew = arrivals_skew_at_one / prompts.max(1e-9).sqrt() * (arrivals / sd).powi(3);
             (sd, skew.min(2.0))
         };
@@ -153,6 +158,33 @@ impl TailModel<'_> {
             bracket_s: 20.0 * spread(1.0, 0.5).0 + 1e-9,
         }
     }
+}
+
+/// How much a request's life is stretched by the prompts prefilled during
+/// it: the delay cycle (Takács's busy period) of a branching process whose
+/// every generation brings ρ(1 − P(wait)) prompt work per unit of time,
+/// ρ = 1 − t0/t̄ the share of an iteration spent prefilling and P(wait) the
+/// probability that the slots are full (then admissions follow departures,
+/// not time): 1/(1 − ρ(1 − P(wait))), t̄/t0 with free slots, 1 with none.
+pub(super) fn delay_cycle_dilation(t0_s: f64, tpot_mean_s: f64, slot_wait_probability: f64) -> f64 {
+    let prefill_share = (1.0 - t0_s / tpot_mean_s.max(1e-12)).clamp(0.0, 0.999);
+    1.0 / (1.0 - prefill_share * (1.0 - slot_wait_probability.clamp(0.0, 1.0)))
+}
+
+/// The share of the long-life standard deviation a life of `life`
+/// iterations reaches. The delay cycle makes successive iteration times an
+/// AR(1) series of coefficient φ = 1 − 1/dilation (each iteration's excess
+/// prompt work brings a φ share of it into the next); the mean of L terms
+/// has variance (σ²/L)·[(1 + φ)/(1 − φ) − 2φ(1 − φᴸ)/(L(1 − φ)²)], which
+/// reaches the long-run (σ²/L)(1 + φ)/(1 − φ) the dilation assumes only for
+/// L ≫ 1/(1 − φ); one iteration keeps the marginal variance. The square
+/// root of the ratio.
+pub(super) fn short_life_factor(dilation: f64, life: f64) -> f64 {
+    let phi = (1.0 - 1.0 / dilation.max(1.0)).clamp(0.0, 0.999);
+    let l = life.max(1.0);
+    (1.0 - 2.0 * phi * (1.0 - phi.powf(l)) / (l * (1.0 - phi * phi)))
+        .max(0.0)
+        .sqrt()
 }
 
 /// Standard deviation of the count of sequences in flight: √(z·n) at
