@@ -238,11 +238,10 @@ fn analytical_tails_track_the_simulator_on_a_grid() {
         "TTFT misses within two standard errors of the 15% band (the seeds cannot settle them): {unsettled}"
     );
     // Regression floors a little under what the model reaches today against
-    // the mean of nine seeds' p99s of 100,000 requests each (TTFT 93 %
-    // within 15 %, 100 % within 30 %; TPOT 90 % within 15 %, the issue's
-    // target: the delay cycle as a branching process, which took the other
-    // models' TPOT from 83–93 % to 90–99 %, lost the 8B two bursty points). The reference itself moves: seeds 10–18
-    // give TTFT 93 %, 19–27 88 %, 28–36 90 %, all thirty-six 92 %
+    // the mean of nine seeds' p99s of 100,000 requests each (TTFT 92 %
+    // within 15 %, 100 % within 30 %; TPOT 93 % within 15 %; the issue's
+    // target is 90 % within 15 %). The reference itself moves: seeds 10–18
+    // give TTFT 88 %, 19–27 90 %, 28–36 92 %, all thirty-six 92 %
     // (`GRID_SEEDS`, `GRID_SEED_OFFSET`), because a bursty point's p99 is
     // set by its few largest clumps (1500/100 tokens at c_v 4 moves by 8 %
     // from 18 to 36 seeds). A change to the tail model or the simulator

@@ -342,12 +342,14 @@ impl<'a> TailModel<'a> {
     }
 
     /// Time each of `chunk` prompt tokens adds to a decode iteration of
-    /// `t0` s, s: whole prompts of the mean length (or part of one, when
-    /// the chunk is shorter), each attending causally to itself.
+    /// `t0` s, s. Each token of a prompt of I tokens attends causally to
+    /// I/2 earlier ones on average, however the prompt is chunked (a chunk
+    /// of c tokens after p cached ones attends to c·p + c²/2 pairs; the
+    /// chunks sum to I²/2), and tokens come from prompts in proportion to
+    /// their length: E[I²]/2E[I] = mean·(1 + c_v²)/2 pairs per token.
     fn prefill_per_token_s(&self, in_flight: f64, chunk: f64, t0: f64) -> f64 {
-        let prompt = self.inputs.input_mean.clamp(1.0, chunk.max(1.0));
-        // k = chunk/prompt prompts of p tokens: k·p²/2 = chunk·p/2 pairs.
-        let pairs = chunk * prompt / 2.0;
+        let length_biased_prompt = self.inputs.input_mean.max(1.0) * (1.0 + self.input_cv2);
+        let pairs = chunk * length_biased_prompt / 2.0;
         ((self.iteration_with_prefill_s(in_flight, chunk, pairs) - t0) / chunk).max(0.0)
     }
 

@@ -168,9 +168,12 @@ fn the_router_deals_each_replica_its_turn_of_the_prompts() {
     }
     // Behind the router, a replica's prompts are its 1/n turn of the stream
     // (c_a²/n) plus what the departures' replacements add: Poisson over 4
-    // replicas is 1/4 + 3/4 · 0.2, far smoother than Poisson.
+    // replicas is 1/4 + 3/4 · 0.15, far smoother than Poisson.
     let poisson4 = model(1.0, 4.0).prefill_queue_ca2();
-    assert!((poisson4 - (0.25 + 0.75 * 0.2)).abs() < 1e-12, "{poisson4}");
+    assert!(
+        (poisson4 - (0.25 + 0.75 * 0.15)).abs() < 1e-12,
+        "{poisson4}"
+    );
     // Whatever the output lengths' spread (the simulator's finding).
     for cs2 in [0.03, 0.33, 1.6] {
         let m = TailModel::new(
@@ -830,4 +833,52 @@ fn the_router_evens_out_the_prompts_a_life_admits() {
         ..pace
     };
     assert!(model.tpot_tail(2.0, pace).p99_s() < model.tpot_tail(2.0, raw).p99_s());
+}
+
+#[test]
+fn a_prompt_token_attends_to_half_its_length_biased_prompt_however_chunked() {
+    let dep = h100_8b();
+    // A 24,000-token prompt in 8,192-token chunks: the chunks attend to
+    // c·p + c²/2 pairs after p cached tokens, as the simulator counts them.
+    let fixed = TailInputs {
+        input_mean: 24_000.0,
+        input_p99: 24_000.0,
+        ..inputs(1.0)
+    };
+    let model = TailModel::new(&dep, fixed);
+    let in_flight = 16.0;
+    let t0 = model.iteration_s(in_flight, 0.0);
+    let chunk = 8_000.0;
+    let chunked: f64 = [0.0, 8_000.0, 16_000.0]
+        .iter()
+        .map(|&cached| {
+            model.iteration_with_prefill_s(in_flight, chunk, chunk * cached + chunk * chunk / 2.0)
+                - t0
+        })
+        .sum::<f64>()
+        / 24_000.0;
+    let priced = model.prefill_per_token_s(in_flight, chunk, t0);
+    assert!(
+        (priced / chunked - 1.0).abs() < 0.02,
+        "{priced} vs {chunked}"
+    );
+    // Long prompts bring more of the tokens: spread lengths of the same mean
+    // cost more per token than fixed ones, by the length-biased mean.
+    let spread = TailModel::new(
+        &dep,
+        TailInputs {
+            input_p99: 72_000.0,
+            ..fixed
+        },
+    );
+    assert!(spread.input_cv2 > 0.3);
+    let biased = spread.prefill_per_token_s(in_flight, chunk, t0);
+    let expected = (model.iteration_with_prefill_s(
+        in_flight,
+        chunk,
+        chunk * 24_000.0 * (1.0 + spread.input_cv2) / 2.0,
+    ) - t0)
+        / chunk;
+    assert!(biased > priced * 1.05, "{biased} vs {priced}");
+    assert!((biased / expected - 1.0).abs() < 1e-9);
 }
