@@ -505,7 +505,6 @@ impl Replica {
         now: f64,
         finished: &mut Vec<u32>,
     ) -> StepOutcome {
-        let bt = self.block_tokens;
         let this_step = self.step;
         let prefill_only = self.prefill_only;
         self.prefill_only = false;
@@ -513,7 +512,7 @@ impl Replica {
         self.busy = false;
         // Decoders advance only in a step that ran them; the step counter
         // counts such steps.
-        let (outcome_decodes, mut tokens, paused_s) = if prefill_only {
+        let (outcome_decodes, decode_tokens, paused_s) = if prefill_only {
             // The decoders in flight waited through this step (those that
             // join later are counted as if they had too: an approximation of
             // the inter-token tally only; TPOT comes from timestamps).
@@ -523,17 +522,32 @@ impl Replica {
             (0, 0, 0.0)
         } else {
             self.step += 1;
-            (
+            // Every decoder of the step got a token, the ones it finished too.
+            let stepped = (
                 self.decode_count,
                 self.decode_count,
                 std::mem::take(&mut self.paused_s),
-            )
+            );
+            self.retire_finished_decoders(reqs, this_step, finished);
+            stepped
         };
-        // Decoders whose last token this step sampled.
+        let first_tokens = self.advance_prefills(reqs, now, finished);
+        StepOutcome {
+            decode_streams: outcome_decodes,
+            tokens: decode_tokens + first_tokens,
+            paused_s,
+        }
+    }
+
+    /// Frees the decoders whose last token step `this_step` sampled.
+    fn retire_finished_decoders(
+        &mut self,
+        reqs: &mut [Request],
+        this_step: u64,
+        finished: &mut Vec<u32>,
+    ) {
+        let bt = self.block_tokens;
         while let Some(&Reverse((last, id, epoch))) = self.finish_heap.peek() {
-            if prefill_only {
-                break;
-            }
             if last > this_step {
                 break;
             }
@@ -547,7 +561,14 @@ impl Replica {
             self.free_blocks += blocks(kv, bt);
             self.finish(reqs, id, finished);
         }
-        // Prefill chunks; a completed prefill samples the next token.
+    }
+
+    /// Adds the step's prefill chunks; a completed prefill samples the next
+    /// token and the request joins the decoders (or finishes, with one
+    /// output token). Returns the tokens sampled.
+    fn advance_prefills(&mut self, reqs: &mut [Request], now: f64, finished: &mut Vec<u32>) -> u64 {
+        let bt = self.block_tokens;
+        let mut tokens = 0;
         for k in 0..self.chunks.len() {
             let (id, chunk) = self.chunks[k];
             let r = &mut reqs[id as usize];
@@ -581,11 +602,7 @@ impl Replica {
             self.decode_base_sum += base;
             self.phase_count[p] += 1;
         }
-        StepOutcome {
-            decode_streams: outcome_decodes,
-            tokens,
-            paused_s,
-        }
+        tokens
     }
 
     fn finish(&mut self, reqs: &mut [Request], id: u32, finished: &mut Vec<u32>) {
