@@ -132,6 +132,14 @@ pub fn run(
     if json {
         return print_json(&report);
     }
+    print_report(&report);
+    Ok(())
+}
+
+/// The human table of [`run`]: one line per row simulated (or skipped with
+/// an analytical figure), then the medians.
+fn print_report(report: &SimReport) {
+    let requests = report.requests_per_simulation;
     let mut t = table(&[
         "id",
         "gpu",
@@ -189,5 +197,4 @@ pub fn run(
         fmt(report.median_abs_error_simulated_pct, 1),
         fmt(report.median_abs_gap_pct, 1)
     );
-    Ok(())
 }
