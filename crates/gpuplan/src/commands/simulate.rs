@@ -122,6 +122,29 @@ struct Subject<'a> {
 }
 
 /// `simulate --gpu …`: the given deployment serving the workload's model.
+/// The simulation of a `--gpu` deployment: `cmd`'s replicas, router, seed
+/// and dynamics, the workload's SLO. Without a plan, the autoscaler aims at
+/// 80 % of the batch cap per replica.
+fn deployment_sim_config(
+    cmd: &SimulateCmd,
+    w: &InferenceWorkload,
+    settings: &SimulateSettings,
+    engine: EngineConfig,
+    weights_gib: f64,
+) -> SimConfig {
+    let target = 0.8 * cmd.max_num_seqs as f64;
+    SimConfig {
+        replicas: cmd.replicas,
+        engine,
+        router: router(cmd.router),
+        warmup_fraction: cmd.warmup,
+        slo: w.slo,
+        usd_per_hour: cmd.usd_per_hour,
+        seed: cmd.seed,
+        dynamics: dynamics(settings, w, None, (target, cmd.replicas), weights_gib),
+    }
+}
+
 fn run_deployment(
     catalog: &Catalog,
     cal: &gpuplan_core::Calibration,
@@ -174,24 +197,7 @@ fn run_deployment(
     let deployment = checked.deployment(cal)?;
     let traffic = build_traffic(settings, w, histograms)?;
     let engine = engine_config(cmd, w, memory.kv_cache_tokens)?;
-    // Without a plan, the autoscaler aims at 80 % of the batch cap per replica.
-    let target = 0.8 * cmd.max_num_seqs as f64;
-    let config = SimConfig {
-        replicas: cmd.replicas,
-        engine,
-        router: router(cmd.router),
-        warmup_fraction: cmd.warmup,
-        slo: w.slo,
-        usd_per_hour: cmd.usd_per_hour,
-        seed: cmd.seed,
-        dynamics: dynamics(
-            settings,
-            w,
-            None,
-            (target, cmd.replicas),
-            memory.per_gpu.weights_gib,
-        ),
-    };
+    let config = deployment_sim_config(cmd, w, settings, engine, memory.per_gpu.weights_gib);
     let title = format!(
         "Deployment for {}: {} replica(s) of {} × {} (TP{}/PP{}), {} weights, {} KV cache",
         w.name,
