@@ -104,6 +104,23 @@ fn print_report(
             String::new()
         }
     );
+    println!("{}", metrics_table(e));
+    println!(
+        "Per GPU: weights {:.1} GiB, KV cache {:.1} GiB ({} tokens per replica).",
+        memory.per_gpu.weights_gib, memory.per_gpu.kv_cache_gib, memory.kv_cache_tokens
+    );
+    if !e.calibrated {
+        let family = catalog
+            .gpu(&report.gpu)
+            .map(|g| g.architecture.clone())
+            .unwrap_or_default();
+        println!("Note: no calibration data for the {family} family; efficiencies are extrapolated from other GPUs.");
+    }
+    Ok(())
+}
+
+/// The estimate's metrics, one row each with the resource that bounds it.
+fn metrics_table(e: &EstimateReport) -> comfy_table::Table {
     let c_note = match e.concurrency_bound {
         Some(b) => format!(
             "{:.0} (max-throughput point, limited by {})",
@@ -142,17 +159,5 @@ fn print_report(
         format!("{:.2}", e.requests_per_s),
         String::new(),
     ]);
-    println!("{t}");
-    println!(
-        "Per GPU: weights {:.1} GiB, KV cache {:.1} GiB ({} tokens per replica).",
-        memory.per_gpu.weights_gib, memory.per_gpu.kv_cache_gib, memory.kv_cache_tokens
-    );
-    if !e.calibrated {
-        let family = catalog
-            .gpu(&report.gpu)
-            .map(|g| g.architecture.clone())
-            .unwrap_or_default();
-        println!("Note: no calibration data for the {family} family; efficiencies are extrapolated from other GPUs.");
-    }
-    Ok(())
+    t
 }
