@@ -340,6 +340,16 @@ impl Calibration {
         self.required("iteration_overhead_ms") * 1e-3
     }
 
+    /// Fixed cost of one transformer layer per iteration on one GPU, seconds.
+    pub fn layer_overhead_s(&self) -> f64 {
+        self.required("layer_overhead_us") * 1e-6
+    }
+
+    /// Per decoding sequence per iteration, seconds.
+    pub fn sequence_overhead_s(&self) -> f64 {
+        self.required("sequence_overhead_us") * 1e-6
+    }
+
     /// Roofline overlap exponent.
     pub fn roofline_exponent(&self) -> f64 {
         self.required("roofline_overlap_exponent")
@@ -391,6 +401,8 @@ mod tests {
             (empty.hop_latency_nvlink_s(), c.hop_latency_nvlink_s()),
             (empty.hop_latency_pcie_s(), c.hop_latency_pcie_s()),
             (empty.iteration_overhead_s(), c.iteration_overhead_s()),
+            (empty.layer_overhead_s(), c.layer_overhead_s()),
+            (empty.sequence_overhead_s(), c.sequence_overhead_s()),
             (empty.roofline_exponent(), c.roofline_exponent()),
             (empty.moe_gemm_efficiency(), c.moe_gemm_efficiency()),
             (empty.trtllm_reserve_gib(), c.trtllm_reserve_gib()),

@@ -176,6 +176,10 @@ pub struct Deployment {
     // GPU figures and calibrated rates.
     peak_flops: f64,
     peak_attention_flops: f64,
+    /// FLOP/s of the LM head's GEMM: quantised checkpoints keep the head in
+    /// 16-bit (ModelOpt and llm-compressor exclude `lm_head`), so it runs at
+    /// the 16-bit tensor rate whatever the layers' kernel.
+    lm_head_flops_s: f64,
     compute_eff: f64,
     attention_eff: f64,
     bandwidth_bytes_s: f64,
@@ -184,6 +188,7 @@ pub struct Deployment {
     hop_latency_s: f64,
     p2p_bytes_s: f64,
     overhead_s: f64,
+    sequence_overhead_s: f64,
     roof_p: f64,
     moe_eff: f64,
     /// Whether the GPU family has fitted factors.
@@ -311,6 +316,14 @@ impl Deployment {
             2.0
         };
         let (allreduce, hop) = allreduce_link(gpu, layout, cal);
+        let head_precision = if compute_precision.bytes_per_element() < 2.0 {
+            Precision::Bf16
+        } else {
+            compute_precision
+        };
+        let lm_head_flops_s = tensor_tflops(gpu, head_precision).unwrap_or(tflops)
+            * 1e12
+            * cal.compute_efficiency(gpu, head_precision);
         Ok(Deployment {
             model: model.id.clone(),
             gpu: gpu.name.clone(),
@@ -336,6 +349,7 @@ impl Deployment {
             weight_bytes_other: other_bytes,
             peak_flops: tflops * 1e12,
             peak_attention_flops: attention_tflops * 1e12,
+            lm_head_flops_s,
             compute_eff: cal.compute_efficiency(gpu, compute_precision),
             attention_eff: cal.compute_efficiency(gpu, attention_precision),
             bandwidth_bytes_s: gpu.memory_bandwidth_gbps * 1e9,
@@ -343,7 +357,9 @@ impl Deployment {
             allreduce_bytes_s: allreduce,
             hop_latency_s: hop,
             p2p_bytes_s: gpu.pcie_gbps_per_direction() * 1e9 * (25.0 / 31.5),
-            overhead_s: cal.iteration_overhead_s(),
+            overhead_s: cal.iteration_overhead_s()
+                + cal.layer_overhead_s() * model.num_layers as f64 / f64::from(layout.pp),
+            sequence_overhead_s: cal.sequence_overhead_s(),
             roof_p: cal.roofline_exponent(),
             moe_eff: cal.moe_gemm_efficiency(),
             calibrated_family: cal.has_family(gpu),
@@ -414,15 +430,16 @@ impl Deployment {
         let expert_active = self.moe_layers * self.experts_per_token * self.expert_params;
         // GEMM FLOPs: 2 per weight per token (dense part, routed experts at
         // their grouped-GEMM efficiency, the LM head for the sampled tokens).
-        let gemm_flops = 2.0
-            * (self.dense_active_params * tokens + self.lm_head_params * w.logit_tokens)
-            * per_gpu
+        let gemm_flops = 2.0 * self.dense_active_params * tokens * per_gpu
             + 2.0 * expert_active * tokens * per_gpu
                 / if self.moe_layers > 0.0 {
                     self.moe_eff
                 } else {
                     1.0
                 };
+        // The LM head sits on the last stage only (the stage the pipeline
+        // waits for), TP-split, at its own 16-bit rate.
+        let lm_head_flops = 2.0 * self.lm_head_params * w.logit_tokens / tp;
         // Weight bytes read once per iteration; a MoE layer reads only the
         // experts its tokens route to: E·(1 − (1 − k/E)^n) distinct experts expected.
         let experts_read = if self.moe_layers > 0.0 && tokens > 0.0 {
@@ -431,17 +448,18 @@ impl Deployment {
         } else {
             0.0
         };
-        let weight_bytes = ((self.dense_active_params
+        let weight_bytes = (self.dense_active_params
             + self.moe_layers * experts_read * self.expert_params)
             * self.weight_bytes_linear
-            + self.lm_head_params * self.weight_bytes_other)
-            * per_gpu;
+            * per_gpu
+            + self.lm_head_params * self.weight_bytes_other / tp;
         // Activation traffic: residual/norm buffers (4·h) and the FFN intermediate, 2 bytes each.
         let activation_bytes = tokens
             * self.layers_per_stage
             * (4.0 * self.hidden + 2.0 * self.ffn_width_active / tp)
             * 2.0;
-        let gemm_compute_s = gemm_flops / (self.peak_flops * self.compute_eff);
+        let gemm_compute_s = gemm_flops / (self.peak_flops * self.compute_eff)
+            + lm_head_flops / self.lm_head_flops_s;
         let gemm_memory_s =
             (weight_bytes + activation_bytes) / (self.bandwidth_bytes_s * self.bandwidth_eff);
         // Attention: QK^T and PV, 2 FLOPs each per (query, key) pair per head dim:
@@ -466,19 +484,22 @@ impl Deployment {
         if self.layout.pp > 1 {
             communication_s += tokens * self.hidden * 2.0 / self.p2p_bytes_s + 10e-6;
         }
+        // Host work per sequence runs in one serial loop: a stage's share is
+        // its micro-batch's sequences times the pipeline depth.
+        let overhead_s = self.overhead_s + self.sequence_overhead_s * w.decode_seqs * pp;
         let gemm = roofline(gemm_compute_s, gemm_memory_s, self.roof_p);
         let attention = roofline(attention_compute_s, attention_memory_s, self.roof_p);
         // The engine's step time relative to the one the factors were fitted
         // on scales every part alike (the roofline is homogeneous).
         let e = self.step_time_factor;
         IterationCost {
-            total_s: (gemm + attention + communication_s + self.overhead_s) * e,
+            total_s: (gemm + attention + communication_s + overhead_s) * e,
             gemm_compute_s: gemm_compute_s * e,
             gemm_memory_s: gemm_memory_s * e,
             attention_compute_s: attention_compute_s * e,
             attention_memory_s: attention_memory_s * e,
             communication_s: communication_s * e,
-            overhead_s: self.overhead_s * e,
+            overhead_s: overhead_s * e,
         }
     }
 
@@ -566,6 +587,79 @@ mod tests {
         assert_eq!(a100.kernel, WeightKernel::Fp8WeightOnlyMarlin);
         assert_eq!(a100.peak_flops, 312e12);
         assert_eq!(a100.peak_attention_flops, 312e12);
+    }
+
+    fn on_layout(p: Precision, tp: u32, pp: u32) -> Deployment {
+        Deployment::new(
+            &model("llama-3.1-70b"),
+            gpu("H100-SXM-80GB"),
+            Layout { tp, pp },
+            p,
+            Precision::Fp8,
+            &Calibration::bundled(),
+        )
+        .unwrap()
+    }
+
+    fn sampled(d: &Deployment, logit_tokens: f64) -> IterationCost {
+        d.iteration(&IterationWork {
+            decode_seqs: 0.0,
+            decode_context_sum: 0.0,
+            prefill_tokens: 0.0,
+            prefill_attention_pairs: 0.0,
+            logit_tokens,
+        })
+    }
+
+    /// The LM head stays 16-bit in FP8 checkpoints and sits whole on the
+    /// last pipeline stage: its GEMM runs at the BF16 rate, split by TP only.
+    #[test]
+    fn the_lm_head_runs_at_16_bit_on_the_last_stage() {
+        let cal = Calibration::bundled();
+        let h100 = gpu("H100-SXM-80GB");
+        let head = (128_256 * 8192) as f64;
+        let tokens = 1000.0;
+        let bf16_rate = 989.4e12 * cal.compute_efficiency(h100, Precision::Bf16);
+        for (tp, pp) in [(1, 1), (2, 1), (1, 2), (2, 4)] {
+            let d = on_layout(Precision::Fp8, tp, pp);
+            let extra = sampled(&d, tokens).gemm_compute_s - sampled(&d, 0.0).gemm_compute_s;
+            let want = 2.0 * head * tokens / f64::from(tp) / bf16_rate;
+            assert!(
+                (extra / want - 1.0).abs() < 1e-9,
+                "TP{tp} PP{pp}: {extra} vs {want}"
+            );
+        }
+    }
+
+    /// Per-iteration overheads: a fixed part per stage, a part per layer on
+    /// the stage, and a part per decoding sequence that a pipeline pays once
+    /// per full iteration (a stage's share is its micro-batch times the depth).
+    #[test]
+    fn overheads_count_stages_layers_and_sequences() {
+        let cal = Calibration::bundled();
+        let decode = |d: &Deployment, seqs: f64| {
+            d.iteration(&IterationWork {
+                decode_seqs: seqs,
+                decode_context_sum: seqs * 100.0,
+                prefill_tokens: 0.0,
+                prefill_attention_pairs: 0.0,
+                logit_tokens: seqs,
+            })
+            .overhead_s
+        };
+        for pp in [1u32, 2, 4] {
+            let d = on_layout(Precision::Fp8, 1, pp);
+            let layers = 80.0 / f64::from(pp);
+            let idle = cal.iteration_overhead_s() + cal.layer_overhead_s() * layers;
+            assert!((decode(&d, 0.0) / idle - 1.0).abs() < 1e-12, "PP{pp}");
+            // 64 sequences per micro-batch cost 64·depth sequences of host time.
+            let per_seq = (decode(&d, 64.0) - decode(&d, 0.0)) / (64.0 * f64::from(pp));
+            assert!(
+                (per_seq / cal.sequence_overhead_s() - 1.0).abs() < 1e-9,
+                "PP{pp}"
+            );
+        }
+        assert!(cal.layer_overhead_s() > 0.0 && cal.sequence_overhead_s() > 0.0);
     }
 
     #[test]

@@ -137,17 +137,29 @@ fn a_max_throughput_row_with_a_request_count_is_a_finite_run() {
         .expect("row trtllm-main-037")
         .clone();
     assert!(base.requests.is_none() && base.scenario == "offline");
-    let predict = |requests: Option<u64>| {
+    let run = |requests: Option<u64>| {
         let row = gpuplan_catalog::BenchmarkRow {
             requests,
             ..base.clone()
         };
-        validate(&catalog, &[row], &cal).rows[0].predicted.unwrap()
+        validate(&catalog, &[row], &cal).rows.remove(0)
     };
+    let predict = |requests: Option<u64>| run(requests).predicted.unwrap();
+    // Sequences in flight, from "compute, N by kv-capacity": the run's waves.
+    let bound = run(None).bound.unwrap();
+    let in_flight: u64 = bound
+        .split(", ")
+        .nth(1)
+        .and_then(|s| s.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{bound}"));
+    // Equal requests start and end in waves: a fifth of a wave at the end
+    // costs a whole wave's 2048 steps.
+    let wave = |waves: u64| Some(waves * in_flight + in_flight / 5);
     let steady = predict(None);
-    let short = predict(Some(1000));
-    let documented = predict(Some(3000));
-    let long = predict(Some(300_000));
+    let short = predict(wave(4));
+    let documented = predict(wave(12));
+    let long = predict(wave(1000));
     assert!(
         short < documented && documented < steady,
         "{short} {documented} {steady}"

@@ -10,7 +10,7 @@ use gpuplan_catalog::{GpuSpec, ModelArch};
 use serde::Serialize;
 
 mod queued;
-use queued::queued_run_with_stride;
+use queued::queued_run_with_shares;
 pub use queued::{queued_run, QueueLimits};
 
 /// Paged-KV block size, tokens (vLLM 16, TensorRT-LLM 32; the larger is the safe reservation).
@@ -417,11 +417,13 @@ pub struct BurstResult {
 /// Iteration-level simulation of `requests` requests queued at t = 0 on an
 /// engine without chunked prefill (TensorRT-LLM v0.14 with the Triton
 /// backend: max batch 2048, max 8192 tokens per iteration, KV cache at 90%
-/// of free memory). `output_lens` are equally likely output lengths (one
-/// for identical requests, the quantile points of a data set's
-/// distribution otherwise): every admission takes them in equal shares, so
-/// the long answers keep decoding, in a shrinking batch, after the short
+/// of free memory). Output length `i` is taken by `shares[i]` of the
+/// requests (one length for identical requests; a data set's distribution
+/// otherwise, its body in a few groups and its longest answers one by one,
+/// since those set the drain): every admission takes them in these shares,
+/// so the long answers keep decoding, in a shrinking batch, after the short
 /// ones are done. Requests admitted together with one length form a cohort.
+#[allow(clippy::too_many_arguments)]
 pub fn burst(
     model: &ModelArch,
     gpu: &GpuSpec,
@@ -429,16 +431,27 @@ pub fn burst(
     cal: &Calibration,
     input_len: u64,
     output_lens: &[f64],
+    shares: &[f64],
     requests: u64,
 ) -> Result<BurstResult> {
-    if output_lens.is_empty() || output_lens.iter().any(|l| !(l.is_finite() && *l >= 1.0)) {
+    let shares_sum: f64 = shares.iter().sum();
+    if output_lens.is_empty()
+        || output_lens.iter().any(|l| !(l.is_finite() && *l >= 1.0))
+        || shares.len() != output_lens.len()
+        || shares.iter().any(|w| !(w.is_finite() && *w >= 0.0))
+        || (shares_sum - 1.0).abs() > 1e-6
+    {
         return Err(CoreError::invalid(
             "output_lens",
-            format!("{output_lens:?}"),
-            "one or more output lengths of at least 1 token",
+            format!("{output_lens:?} with shares {shares:?}"),
+            "one or more output lengths of at least 1 token, with shares that sum to 1",
         ));
     }
-    let output_mean = output_lens.iter().sum::<f64>() / output_lens.len() as f64;
+    let output_mean = output_lens
+        .iter()
+        .zip(shares)
+        .map(|(l, w)| l * w)
+        .sum::<f64>();
     const MAX_BATCH: u64 = 2048;
     const MAX_TOKENS: u64 = 8192;
     let pp = f64::from(dep.layout.pp);
@@ -454,7 +467,7 @@ pub fn burst(
         ));
     }
     // Step by step: a burst's rows measure TPOT, which strides only approximate.
-    Ok(queued_run_with_stride(
+    Ok(queued_run_with_shares(
         dep,
         QueueLimits {
             slots,
@@ -463,6 +476,7 @@ pub fn burst(
         },
         input_len,
         output_lens,
+        shares,
         requests,
         1.0,
     ))
@@ -626,15 +640,30 @@ mod tests {
     fn a_burst_of_varied_answers_drains_in_a_shrinking_batch() {
         let (m, dep) = h100_8b();
         let cal = Calibration::bundled();
-        let run = |outputs: &[f64]| burst(&m, gpu("H100"), &dep, &cal, 200, outputs, 500).unwrap();
+        let equal = |outputs: &[f64]| vec![1.0 / outputs.len() as f64; outputs.len()];
+        let run = |outputs: &[f64]| {
+            burst(
+                &m,
+                gpu("H100"),
+                &dep,
+                &cal,
+                200,
+                outputs,
+                &equal(outputs),
+                500,
+            )
+            .unwrap()
+        };
         let fixed = run(&[214.0]);
         // Lengths that average 214: the same tokens, but the long answers
         // decode on after the short ones leave, in a small batch.
         let varied = run(&[50.0, 100.0, 200.0, 506.0]);
         assert!((fixed.output_tokens_per_s * fixed.makespan_s / 500.0 - 214.0).abs() < 1e-9);
         assert!((varied.output_tokens_per_s * varied.makespan_s / 500.0 - 214.0).abs() < 1e-9);
+        // (A fifth longer at least: the 506-token answers alone take
+        // 506 steps against the fixed burst's 214 fuller ones.)
         assert!(
-            varied.makespan_s > fixed.makespan_s * 1.3,
+            varied.makespan_s > fixed.makespan_s * 1.2,
             "{varied:?} vs {fixed:?}"
         );
         assert!(varied.output_tokens_per_s < fixed.output_tokens_per_s);
@@ -652,7 +681,24 @@ mod tests {
         // Equal lengths given twice are the fixed burst.
         let twice = run(&[214.0, 214.0]);
         assert!((twice.makespan_s / fixed.makespan_s - 1.0).abs() < 1e-9);
-        assert!(burst(&m, gpu("H100"), &dep, &cal, 200, &[], 500).is_err());
-        assert!(burst(&m, gpu("H100"), &dep, &cal, 200, &[f64::NAN], 500).is_err());
+        // One long answer in a hundred weighs as much as one lane in a hundred.
+        let mut hundred = vec![200.0; 99];
+        hundred.push(1600.0);
+        let weighted = burst(
+            &m,
+            gpu("H100"),
+            &dep,
+            &cal,
+            200,
+            &[200.0, 1600.0],
+            &[0.99, 0.01],
+            500,
+        )
+        .unwrap();
+        let spelled_out = run(&hundred);
+        assert!((weighted.makespan_s / spelled_out.makespan_s - 1.0).abs() < 1e-9);
+        assert!(burst(&m, gpu("H100"), &dep, &cal, 200, &[], &[], 500).is_err());
+        assert!(burst(&m, gpu("H100"), &dep, &cal, 200, &[f64::NAN], &[1.0], 500).is_err());
+        assert!(burst(&m, gpu("H100"), &dep, &cal, 200, &[100.0], &[0.5], 500).is_err());
     }
 }

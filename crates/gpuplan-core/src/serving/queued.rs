@@ -72,6 +72,8 @@ struct QueuedRun<'a> {
     isl: f64,
     /// One FIFO of cohorts per output length (one length finishes in admission order).
     lanes: Vec<std::collections::VecDeque<Cohort>>,
+    /// Each output length's share of the requests (they sum to 1).
+    shares: Vec<f64>,
     decoding: f64,
     /// Σ count · (isl + 1 − first_decode): the decode context sum at step z is this + decoding · z.
     context_base: f64,
@@ -173,8 +175,8 @@ impl QueuedRun<'_> {
         let dt = self.pp * steps * stage.total_s;
         let first_decode = self.step + mean_step + 1.0;
         let first_token_s = self.t + dt * (mean_step + 1.0) / steps;
-        let share = admitted / output_lens.len() as f64;
-        for (lane, &output) in self.lanes.iter_mut().zip(output_lens) {
+        for ((lane, &output), &weight) in self.lanes.iter_mut().zip(output_lens).zip(&self.shares) {
+            let share = admitted * weight;
             if output > 1.0 {
                 lane.push_back(Cohort {
                     count: share,
@@ -228,12 +230,40 @@ pub(super) fn queued_run_with_stride(
     requests: u64,
     stride: f64,
 ) -> BurstResult {
-    let output_mean = output_lens.iter().sum::<f64>() / output_lens.len() as f64;
+    let equal = vec![1.0 / output_lens.len() as f64; output_lens.len()];
+    queued_run_with_shares(
+        dep,
+        limits,
+        input_len,
+        output_lens,
+        &equal,
+        requests,
+        stride,
+    )
+}
+
+/// [`queued_run_with_stride`] with output length `i` taken by `shares[i]`
+/// of the requests (the shares sum to 1).
+pub(super) fn queued_run_with_shares(
+    dep: &Deployment,
+    limits: QueueLimits,
+    input_len: u64,
+    output_lens: &[f64],
+    shares: &[f64],
+    requests: u64,
+    stride: f64,
+) -> BurstResult {
+    let output_mean = output_lens
+        .iter()
+        .zip(shares)
+        .map(|(l, w)| l * w)
+        .sum::<f64>();
     let mut run = QueuedRun {
         dep,
         pp: f64::from(dep.layout.pp),
         isl: input_len as f64,
         lanes: output_lens.iter().map(|_| Default::default()).collect(),
+        shares: shares.to_vec(),
         decoding: 0.0,
         context_base: 0.0,
         step: 0.0,

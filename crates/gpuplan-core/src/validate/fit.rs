@@ -134,7 +134,7 @@ pub fn fit_calibration_report(
             let f = &mut cal.factors[i];
             f.value = start_value(f.min, f.max, start, j);
         }
-        if let Some(loss) = descend(catalog, &inference, &mut cal, &free, n_rows) {
+        if let Some(loss) = descend(catalog, &inference, &mut cal, &free, n_rows, false) {
             optima.push((start, loss, cal));
         }
     }
@@ -151,6 +151,8 @@ pub fn fit_calibration_report(
     else {
         return report_without_fit(template);
     };
+    // Polish the kept optimum: coupled factors leave room after the first descent.
+    let loss = descend(catalog, &inference, &mut cal, &free, n_rows, true).unwrap_or(loss);
     let factors = factor_report(catalog, &inference, &cal, &status, loss);
     // Per-family factors no row pins fall back to the other families' mean.
     cal.factors.retain(|f| {
@@ -300,13 +302,18 @@ fn descend(
     cal: &mut Calibration,
     free: &[usize],
     n_rows: usize,
+    polish: bool,
 ) -> Option<f64> {
     let (mut best, n) = calibration_loss(catalog, rows, cal);
     if n != n_rows {
         return None;
     }
     let mut steps: Vec<f64> = vec![0.2; free.len()];
-    for _sweep in 0..400 {
+    // Loss at the last reset of the steps: a pass that ends below it moved
+    // some factor, which may have opened room for another one (coupled
+    // factors), so the steps start again until a pass finds nothing.
+    let mut reset_at = best;
+    for _sweep in 0..1000 {
         let mut improved = false;
         for (k, &i) in free.iter().enumerate() {
             if steps[k] < 1e-3 {
@@ -335,7 +342,11 @@ fn descend(
             }
         }
         if !improved && steps.iter().all(|s| *s < 1e-3) {
-            break;
+            if !polish || best >= reset_at * (1.0 - 1e-6) {
+                break;
+            }
+            reset_at = best;
+            steps.iter_mut().for_each(|s| *s = 0.05);
         }
     }
     Some(best)

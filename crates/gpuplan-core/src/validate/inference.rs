@@ -119,9 +119,9 @@ fn predict_burst(
     let requests = row
         .requests
         .ok_or("burst row states no request count (requests)")?;
-    let outputs = burst_output_lengths(row, output_len)?;
-    let b =
-        burst(model, gpu, dep, cal, input_len, &outputs, requests).map_err(|e| e.to_string())?;
+    let (outputs, shares) = burst_output_lengths(row, output_len)?;
+    let b = burst(model, gpu, dep, cal, input_len, &outputs, &shares, requests)
+        .map_err(|e| e.to_string())?;
     let value = match row.metric.as_str() {
         "tpot_ms" => b.tpot_ms,
         "requests_per_s" => b.requests_per_s,
@@ -138,15 +138,21 @@ fn predict_burst(
     ))
 }
 
-/// Equally likely output lengths of a burst's requests: the row's own when
-/// every request has it (`lengths` = fixed or unstated), else the quantile
-/// points of its data set's output distribution (`lengths` = dataset: a
-/// lognormal fitted to the data set's mean and p99 in
-/// `benchmark_datasets.csv`, rescaled to the exact mean).
-fn burst_output_lengths(row: &BenchmarkRow, output_len: u64) -> Result<Vec<f64>, String> {
-    const POINTS: usize = 32;
+/// Output lengths of a burst's requests and the share of the requests at
+/// each: the row's own when every request has it (`lengths` = fixed or
+/// unstated), else its data set's output distribution (`lengths` = dataset:
+/// a lognormal fitted to the data set's mean and p99 in
+/// `benchmark_datasets.csv`). The burst's N requests sit at the N quantile
+/// midpoints (the expected order statistics); the longest
+/// [`BURST_TAIL_REQUESTS`] keep their own lengths, since the last to finish
+/// set the drain, and the rest are averaged in [`BURST_BODY_GROUPS`] equal
+/// groups. Rescaled to the exact mean.
+fn burst_output_lengths(
+    row: &BenchmarkRow,
+    output_len: u64,
+) -> Result<(Vec<f64>, Vec<f64>), String> {
     if row.lengths != "dataset" {
-        return Ok(vec![output_len as f64]);
+        return Ok((vec![output_len as f64], vec![1.0]));
     }
     let d = crate::mlperf_inference::dataset(&row.dataset).ok_or_else(|| {
         format!(
@@ -161,15 +167,37 @@ fn burst_output_lengths(row: &BenchmarkRow, output_len: u64) -> Result<Vec<f64>,
         ));
     };
     let cv2 = crate::tails::lognormal_cv2(mean, p99);
-    let points: Vec<f64> = (0..POINTS)
-        .map(|k| crate::tails::lognormal_quantile(mean, cv2, (k as f64 + 0.5) / POINTS as f64))
+    let n = row.requests.unwrap_or(BURST_BODY_GROUPS as u64).max(1) as usize;
+    let sorted: Vec<f64> = (0..n)
+        .map(|k| crate::tails::lognormal_quantile(mean, cv2, (k as f64 + 0.5) / n as f64))
         .collect();
-    let scale = mean / (points.iter().sum::<f64>() / POINTS as f64);
-    Ok(points
+    let tail = BURST_TAIL_REQUESTS.min(n);
+    let body = n - tail;
+    let mut lengths = Vec::new();
+    let mut shares = Vec::new();
+    let groups = BURST_BODY_GROUPS.min(body);
+    for g in 0..groups {
+        let members = &sorted[g * body / groups..(g + 1) * body / groups];
+        lengths.push(members.iter().sum::<f64>() / members.len() as f64);
+        shares.push(members.len() as f64 / n as f64);
+    }
+    for &l in &sorted[body..] {
+        lengths.push(l);
+        shares.push(1.0 / n as f64);
+    }
+    let scale = mean / lengths.iter().zip(&shares).map(|(l, w)| l * w).sum::<f64>();
+    let lengths = lengths
         .iter()
         .map(|l| (l * scale).round().max(1.0))
-        .collect())
+        .collect();
+    Ok((lengths, shares))
 }
+
+/// Equal groups a burst's shorter answers are averaged in ([`burst_output_lengths`]).
+const BURST_BODY_GROUPS: usize = 32;
+
+/// A burst's longest answers, each kept at its own length ([`burst_output_lengths`]).
+const BURST_TAIL_REQUESTS: usize = 16;
 
 /// A trtllm-bench max-throughput run.
 fn predict_max_throughput(
@@ -197,6 +225,23 @@ fn predict_max_throughput(
     let (state, limit) = trtllm_bench_throughput(model, gpu, dep, cal, input_len, output_len)
         .map_err(|e| e.to_string())?;
     let value = max_throughput_metric(row, state.output_tokens_per_s, state.requests_per_s)?;
+    if std::env::var("X_BRK").is_ok() {
+        let it = &state.iteration;
+        eprintln!(
+            "BRK {} {:.5} {:.5} {:.5} {:.5} {:.5} {:.5} {:.5} {:.1} {:.1} {:.1}",
+            row.id,
+            it.total_s,
+            it.gemm_compute_s,
+            it.gemm_memory_s,
+            it.attention_compute_s,
+            it.attention_memory_s,
+            it.communication_s,
+            it.overhead_s,
+            state.concurrency,
+            state.lifetime_iterations,
+            row.value
+        );
+    }
     Ok((
         value,
         Some(format!(
@@ -220,5 +265,47 @@ fn max_throughput_metric(
         other => Err(format!(
             "metric `{other}` is not predicted for max-throughput runs"
         )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use gpuplan_catalog::{parse_benchmarks, BUNDLED_BENCHMARKS_DEV};
+
+    fn dev_row(id: &str) -> BenchmarkRow {
+        parse_benchmarks("dev", BUNDLED_BENCHMARKS_DEV)
+            .unwrap()
+            .into_iter()
+            .find(|r| r.id == id)
+            .unwrap()
+    }
+
+    /// A burst over a data set keeps the data set's mean and its longest
+    /// answers one by one: the last lane is the expected longest of the
+    /// burst's N requests (the (N − ½)/N quantile), not a group's mean.
+    #[test]
+    fn a_bursts_longest_answers_keep_their_own_lengths() {
+        let row = dev_row("trtllm-online-011");
+        assert_eq!(row.lengths, "dataset");
+        let n = row.requests.unwrap() as f64;
+        let (lengths, shares) = burst_output_lengths(&row, 214).unwrap();
+        assert_eq!(lengths.len(), BURST_BODY_GROUPS + BURST_TAIL_REQUESTS);
+        assert!((shares.iter().sum::<f64>() - 1.0).abs() < 1e-12);
+        let mean: f64 = lengths.iter().zip(&shares).map(|(l, w)| l * w).sum();
+        assert!((mean / 214.0 - 1.0).abs() < 0.01, "{mean}");
+        let d = crate::mlperf_inference::dataset(&row.dataset).unwrap();
+        let cv2 = crate::tails::lognormal_cv2(214.0, d.output_p99.unwrap());
+        let longest = crate::tails::lognormal_quantile(214.0, cv2, (n - 0.5) / n);
+        let last = *lengths.last().unwrap();
+        assert!((last / longest - 1.0).abs() < 0.02, "{last} vs {longest}");
+        assert!(shares[lengths.len() - 1] * n - 1.0 < 1e-9);
+        assert!(lengths.windows(2).all(|w| w[0] <= w[1]), "{lengths:?}");
+        // A fixed-length row is one length.
+        let fixed = dev_row("trtllm-online-007");
+        assert_eq!(
+            burst_output_lengths(&fixed, 256).unwrap(),
+            (vec![256.0], vec![1.0])
+        );
     }
 }
