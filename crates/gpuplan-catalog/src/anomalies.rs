@@ -707,6 +707,7 @@ mod tests {
             pcie_gen: Some(5),
             form_factor: form.into(),
             tdp_w: None,
+            power_headroom: None,
             mig_max_instances: 0,
             release_year: None,
             source: "test".into(),

@@ -238,7 +238,8 @@ impl CatalogBuilder {
     }
 
     /// Validates cross-references and builds the lookup indexes.
-    pub fn build(self) -> Result<Catalog> {
+    pub fn build(mut self) -> Result<Catalog> {
+        crate::gpu::set_power_headroom(&mut self.gpus);
         let gpu_index = gpu_index(&self.gpus, &self.aliases)?;
         let mig = canonical_mig_profiles(&self.gpus, &gpu_index, self.mig)?;
         let (offerings, unresolved) = resolve_offerings(&self.gpus, &gpu_index, self.offerings);

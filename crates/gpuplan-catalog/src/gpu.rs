@@ -143,6 +143,13 @@ pub struct GpuSpec {
     pub form_factor: String,
     /// Board power, W.
     pub tdp_w: Option<f64>,
+    /// Board power per dense 16-bit TFLOP/s, relative to the best-provisioned
+    /// data-centre module (SXM, OAM, superchip) of the same architecture
+    /// ([`power_headroom`], set when the catalog is built). Below 1 the part
+    /// cannot hold the boost clock its peaks assume in compute-bound work
+    /// (MI300X at 750 W against MI325X at 1,000 W, same peaks). `None`: no
+    /// TDP, no 16-bit peak, or no module of the architecture to compare with.
+    pub power_headroom: Option<f64>,
     /// Maximum MIG instances (0 = no MIG).
     pub mig_max_instances: u32,
     /// Year of release.
@@ -209,6 +216,7 @@ pub(crate) fn parse_gpus(file: &str, text: &str) -> Result<Vec<GpuSpec>> {
             pcie_gen: row.opt_count("pcie_gen", limits::GPU_PCIE_GEN)?.map(narrow),
             form_factor: row.opt_string("form_factor").unwrap_or_default(),
             tdp_w: row.opt_span("tdp_w", limits::GPU_TDP_W)?,
+            power_headroom: None,
             mig_max_instances: narrow(
                 row.opt_count("mig_max_instances", limits::GPU_MIG_MAX_INSTANCES)?
                     .unwrap_or(0),
@@ -222,6 +230,39 @@ pub(crate) fn parse_gpus(file: &str, text: &str) -> Result<Vec<GpuSpec>> {
         out.push(gpu);
     }
     Ok(out)
+}
+
+/// Board power per dense 16-bit TFLOP/s, W.
+fn watts_per_tflops(gpu: &GpuSpec) -> Option<f64> {
+    Some(gpu.tdp_w? / gpu.half_tflops().filter(|t| *t > 0.0)?)
+}
+
+/// Whether the part is a data-centre module (SXM, OAM, superchip): the
+/// form factors provisioned to run their tensor cores at the boost clock.
+fn is_module(gpu: &GpuSpec) -> bool {
+    let form = gpu.form_factor.to_ascii_lowercase();
+    form.starts_with("sxm") || form == "oam" || form == "superchip"
+}
+
+/// Sets every GPU's [`GpuSpec::power_headroom`]: its watts per dense 16-bit
+/// TFLOP/s over the most of any module of its architecture. The module
+/// with the most power per FLOP is taken as running at its boost clock;
+/// a part of the same silicon with less power per FLOP must lower its
+/// clock under sustained GEMMs (P ≈ C·V²·f).
+pub(crate) fn set_power_headroom(gpus: &mut [GpuSpec]) {
+    let reference = |architecture: &str, gpus: &[GpuSpec]| {
+        gpus.iter()
+            .filter(|g| g.architecture == architecture && is_module(g))
+            .filter_map(watts_per_tflops)
+            .reduce(f64::max)
+    };
+    let headroom: Vec<Option<f64>> = gpus
+        .iter()
+        .map(|g| Some(watts_per_tflops(g)? / reference(&g.architecture, gpus)?))
+        .collect();
+    for (gpu, h) in gpus.iter_mut().zip(headroom) {
+        gpu.power_headroom = h;
+    }
 }
 
 /// A count already checked against a range whose maximum fits `u32`.

@@ -334,3 +334,26 @@ fn corrected_pcie_and_nvl_instances_resolve_to_their_parts() {
         .iter()
         .all(|o| o.gpu.as_deref() == Some("H100-NVL-94GB")));
 }
+
+/// Power headroom compares a part's board power per dense 16-bit TFLOP/s
+/// with its architecture's best-provisioned module: MI300X (750 W) and
+/// MI325X (1,000 W) share CDNA3's peaks, H100 PCIe and NVL run Hopper's
+/// silicon on a fraction of the SXM module's power, and an architecture
+/// with no module (Ada) has nothing to compare with.
+#[test]
+fn power_headroom_compares_parts_with_their_architectures_module() {
+    let c = Catalog::embedded().unwrap();
+    let headroom = |name: &str| c.gpu(name).unwrap().power_headroom;
+    let close = |name: &str, want: f64| {
+        let got = headroom(name).unwrap_or(f64::NAN);
+        assert!((got - want).abs() < 1e-3, "{name}: {got} against {want}");
+    };
+    close("MI325X-256GB", 1.0);
+    close("MI300X-192GB", 0.75);
+    close("H100-SXM-80GB", 1.0);
+    // 350 W / 756.5 TFLOP/s against 700 W / 989.4 TFLOP/s.
+    close("H100-PCIe-80GB", 350.0 / 756.5 / (700.0 / 989.4));
+    close("A100-PCIe-80GB", 300.0 / 400.0);
+    assert_eq!(headroom("L40S-48GB"), None, "Ada has no SXM module");
+    assert_eq!(headroom("GH200-96GB"), None, "no board power published");
+}

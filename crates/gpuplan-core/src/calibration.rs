@@ -16,6 +16,12 @@ use std::sync::OnceLock;
 /// The bundled calibration table.
 pub const BUNDLED_CALIBRATION: &str = include_str!("../../../data/calibration.csv");
 
+/// The factor that turns a GPU's power headroom into the share of its boost
+/// clock it holds ([`Calibration::sustained_clock_share`]); fitted on the
+/// MLPerf rows of two parts with the same silicon and peaks at different
+/// power (MI300X, MI325X).
+pub const POWER_CLOCK_EXPONENT: &str = "power_clock_exponent";
+
 /// One factor as stored.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Factor {
@@ -285,7 +291,9 @@ impl Calibration {
         (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
     }
 
-    /// Achieved share of tensor peak for this GPU family and compute precision.
+    /// Achieved share of tensor peak for this GPU and compute precision: the
+    /// family's factor (a part running at its boost clock) times the share
+    /// of that clock the part's power lets it hold ([`Self::sustained_clock_share`]).
     /// Families or precisions without a fitted factor use the same family's
     /// other precision, else the mean of all fitted compute factors.
     pub fn compute_efficiency(&self, gpu: &GpuSpec, compute: Precision) -> f64 {
@@ -298,6 +306,21 @@ impl Calibration {
         .or_else(|| self.mean_of("compute_efficiency."))
         .or_else(|| bundled_table().mean_of("compute_efficiency."))
         .unwrap_or(f64::NAN)
+            * self.sustained_clock_share(gpu)
+    }
+
+    /// Share of its boost clock a GPU holds in compute-bound work: its power
+    /// headroom (watts per TFLOP/s against its architecture's best-provisioned
+    /// module, [`GpuSpec::power_headroom`]) to the power
+    /// `power_clock_exponent`. Dynamic power grows faster than the clock
+    /// (P ≈ C·V²·f, and V rises with f), so a part with 75% of the power per
+    /// FLOP keeps more than 75% of the clock. 1 where the headroom is unknown
+    /// or at least that module's.
+    pub fn sustained_clock_share(&self, gpu: &GpuSpec) -> f64 {
+        match gpu.power_headroom {
+            Some(h) if h < 1.0 => h.max(0.0).powf(self.required(POWER_CLOCK_EXPONENT)),
+            _ => 1.0,
+        }
     }
 
     /// Achieved share of memory bandwidth for this GPU family (mean of the
@@ -415,6 +438,33 @@ mod tests {
             assert!(a.is_finite(), "{a}");
             assert!(b.is_finite(), "{b}");
         }
+    }
+
+    /// MI300X and MI325X share CDNA3's silicon and peaks; the 750 W part
+    /// holds less of its boost clock in compute-bound work, and only there.
+    #[test]
+    fn a_part_short_of_power_holds_less_of_its_boost_clock() {
+        let c = Calibration::bundled();
+        let mi300x = crate::test_support::gpu("MI300X-192GB");
+        let mi325x = crate::test_support::gpu("MI325X-256GB");
+        let exponent = c.get(POWER_CLOCK_EXPONENT).unwrap();
+        assert_eq!(c.sustained_clock_share(mi325x), 1.0);
+        let share = c.sustained_clock_share(mi300x);
+        assert!((share - 0.75f64.powf(exponent)).abs() < 1e-9);
+        assert!(share < 0.9, "{share}");
+        let ratio = c.compute_efficiency(mi300x, Precision::Fp8)
+            / c.compute_efficiency(mi325x, Precision::Fp8);
+        assert!((ratio - share).abs() < 1e-12);
+        assert_eq!(
+            c.bandwidth_efficiency(mi300x),
+            c.bandwidth_efficiency(mi325x)
+        );
+        let mut unknown = mi300x.clone();
+        unknown.power_headroom = None;
+        assert_eq!(c.sustained_clock_share(&unknown), 1.0);
+        // A part with more power per FLOP than the module is not sped up.
+        unknown.power_headroom = Some(1.4);
+        assert_eq!(c.sustained_clock_share(&unknown), 1.0);
     }
 
     fn parse_err(text: &str) -> String {

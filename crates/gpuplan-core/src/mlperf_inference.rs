@@ -523,10 +523,11 @@ pub const MLPERF_FITTED_FAMILIES: [&str; 1] = ["CDNA3"];
 
 /// Whether a calibration factor belongs to a family of [`MLPERF_FITTED_FAMILIES`].
 pub fn fitted_on_mlperf(factor: &str) -> bool {
-    factor
-        .split('.')
-        .nth(1)
-        .is_some_and(|family| MLPERF_FITTED_FAMILIES.contains(&family))
+    factor == crate::calibration::POWER_CLOCK_EXPONENT
+        || factor
+            .split('.')
+            .nth(1)
+            .is_some_and(|family| MLPERF_FITTED_FAMILIES.contains(&family))
 }
 
 /// The MLPerf Offline and Interactive rows a family's factors are fitted on:
@@ -567,8 +568,14 @@ pub fn fit_family_factors(
         if mine.len() < MIN_FIT_ROWS {
             continue;
         }
+        // The family's factors, and the power exponent its parts' power
+        // ratio identifies (MI300X and MI325X share silicon and peaks).
         let indices: Vec<usize> = (0..fitted.factors.len())
-            .filter(|&i| fitted.factors[i].name.split('.').nth(1) == Some(family))
+            .filter(|&i| {
+                let name = &fitted.factors[i].name;
+                name.split('.').nth(1) == Some(family)
+                    || name == crate::calibration::POWER_CLOCK_EXPONENT
+            })
             .collect();
         for &i in &indices {
             let f = &mut fitted.factors[i];

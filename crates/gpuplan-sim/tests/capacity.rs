@@ -54,3 +54,62 @@ fn an_mlperf_server_row_simulates_near_its_analytical_capacity_and_within_the_bo
     // Deterministic for a seed.
     assert_eq!(simulated_capacity(&query).unwrap(), sim);
 }
+
+/// What `plan` calls a replica's most requests/s (the rate its utilisation
+/// cap is a share of) is what the simulated replica completes when it is
+/// overloaded: long prompts of variable length (6,000/18,000 tokens,
+/// mean/p99) with variable answers, where the mean-length steady state
+/// overstated it by 6% and put "95 %" plans at 99% of saturation.
+#[test]
+fn a_replicas_most_requests_per_second_is_what_it_completes_when_overloaded() {
+    use gpuplan_core::{plan, PlanOptions, RawWorkload};
+    use gpuplan_sim::{simulate_plan, Histograms, Stop};
+    let catalog = Catalog::embedded().unwrap();
+    let cal = Calibration::bundled();
+    let text = |rps: f64| {
+        format!(
+            r#"
+kind = "inference"
+[model]
+id = "llama-3.1-8b"
+precisions = ["fp8"]
+[traffic]
+requests_per_s = {rps}
+input_tokens = {{ mean = 6000, p99 = 18000 }}
+output_tokens = {{ mean = 400, p99 = 1200 }}
+[slo]
+ttft_ms_p99 = 60000
+tpot_ms_p99 = 1000
+[constraints]
+max_utilization = 0.95
+gpus = ["H100-SXM-80GB"]
+"#
+        )
+    };
+    let workload = |rps: f64| {
+        let raw: RawWorkload = toml::from_str(&text(rps)).unwrap();
+        raw.validate(&catalog, None).unwrap()
+    };
+    let report = plan(&catalog, &workload(2.0), &cal, PlanOptions { top: 1 });
+    let p = report.plans.first().expect("a plan");
+    assert_eq!(p.replicas, 1);
+    let most = p.derivation.max_requests_per_s_per_replica;
+    // Twice as many arrivals as it can serve: the queue never empties.
+    let overloaded = workload(2.0 * most);
+    let sim = simulate_plan(
+        &catalog,
+        &overloaded,
+        &cal,
+        p,
+        Histograms::default(),
+        Stop::Requests(6_000),
+        1,
+    )
+    .unwrap();
+    let gap = most / sim.throughput_requests_per_s - 1.0;
+    assert!(
+        gap.abs() < 0.03,
+        "plan says {most:.3} req/s, the overloaded replica completes {:.3}",
+        sim.throughput_requests_per_s
+    );
+}

@@ -400,6 +400,13 @@ pub struct ValidateCmd {
     /// With --fit: write the fitted training factors to this CSV.
     #[arg(long, value_name = "FILE", requires = "fit")]
     pub write_training_calibration: Option<PathBuf>,
+    /// With --fit: write the fitted non-LLM factors (the MLPerf set's
+    /// diffusion, speech and encoder rows) to this CSV.
+    #[arg(long, value_name = "FILE", requires = "fit")]
+    pub write_nonllm_calibration: Option<PathBuf>,
+    /// With --fit: write the fitted MLPerf data-set mean input lengths to this CSV.
+    #[arg(long, value_name = "FILE", requires = "fit")]
+    pub write_input_lengths: Option<PathBuf>,
     /// Print the summaries and the worst rows as Markdown (for the README).
     #[arg(long, conflicts_with = "json")]
     pub markdown: bool,

@@ -720,8 +720,10 @@ fn capacity_at_cap(
     let mbt = w.max_batched_tokens as f64;
     let ss = steady_state(dep, i_mean, o_mean, b as f64, mbt);
     let service_s = ss.service_s;
-    let max_rps = b as f64 / service_s;
     let model = cx.tail_model(dep, b, service_s);
+    // The utilisation cap is a share of what a full batch completes over
+    // the workload's length distribution, not at its mean lengths.
+    let max_rps = model.saturated_rps().unwrap_or(b as f64 / service_s);
     let ok = |lambda: f64| model.passes(lambda, w.slo.tpot_ms_p99, |t| meets_slo(w, t));
     let hi = max_rps * w.constraints.max_utilization;
     if hi < floor_rps * (1.0 - 1e-9) {

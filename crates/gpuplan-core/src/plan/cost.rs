@@ -295,7 +295,7 @@ fn derivation(
         prefill_bound: cap.prefill_bound,
         decode_bound: cap.decode_bound,
         iteration_ms_full_batch: cap.iteration_full_s * 1e3,
-        service_s: cap.service_s,
+        service_s: cap.batch as f64 / cap.max_rps,
         max_requests_per_s_per_replica: cap.max_rps,
         capacity_requests_per_s_per_replica: cap.capacity_rps,
         peak_requests_per_s_per_replica: at_peak.lambda,

@@ -24,9 +24,11 @@ pub struct Derivation {
     pub decode_bound: Bound,
     /// Iteration time at a full batch, ms.
     pub iteration_ms_full_batch: f64,
-    /// Mean request service time (slot occupancy) at a full batch, s.
+    /// Mean request service time (slot occupancy) at a full batch with a
+    /// queue standing, over the workload's length distribution, s.
     pub service_s: f64,
-    /// Most requests/s one replica completes at a full batch.
+    /// Most requests/s one replica completes at a full batch (batch cap /
+    /// `service_s`): the rate utilisation is a share of.
     pub max_requests_per_s_per_replica: f64,
     /// Requests/s one replica sustains within the SLO and utilisation cap.
     pub capacity_requests_per_s_per_replica: f64,

@@ -115,6 +115,19 @@ impl TailModel<'_> {
         }
     }
 
+    /// Requests per second the replica completes with every slot busy and a
+    /// queue standing, over the workload's length distribution (prompts
+    /// admitted as fast as slots free up): the rate its utilisation is
+    /// measured against. The fixed-length steady state at the mean lengths
+    /// overstates it (at 6,000/400 tokens, c_v² 0.33, on one H100 by 6%:
+    /// 4.30 against 4.06 req/s here and 4.05 in the simulator), as longer
+    /// prompts attend over more pairs and longer answers hold more context.
+    /// `None` when the prefill work cannot keep up with a full batch.
+    pub fn saturated_rps(&self) -> Option<f64> {
+        let idle = 1e-9 * self.inputs.batch / self.inputs.service_s.max(1e-12);
+        self.full_batch_departures(idle).map(|full| full.rate)
+    }
+
     /// Departures of one replica whose slots are all busy, per s, and the
     /// decode share of a slot's time then: c/S(c), with S(c) the slot time
     /// of a full batch (longer iterations than at the mean occupancy). The
@@ -160,9 +173,19 @@ impl TailModel<'_> {
         let mut rate = hi;
         for _ in 0..40 {
             if !f_hi.is_finite() {
-                // Beyond the prefill queue's stability: halve towards λ.
-                hi = 0.5 * (lo + hi);
-                f_hi = f(hi);
+                // Beyond the prefill queue's stability: bisect, keeping the
+                // root bracketed (a stable midpoint below it becomes `lo`).
+                let mid = 0.5 * (lo + hi);
+                let f_mid = f(mid);
+                if f_mid.is_finite() && f_mid <= 0.0 {
+                    (lo, f_lo) = (mid, f_mid);
+                } else {
+                    (hi, f_hi) = (mid, f_mid);
+                }
+                rate = if f_hi.is_finite() { hi } else { lo };
+                if (hi - lo) <= 1e-4 * hi {
+                    break;
+                }
                 continue;
             }
             rate = (lo * f_hi - hi * f_lo) / (f_hi - f_lo);

@@ -17,6 +17,19 @@ use gpuplan_core::{
     summarize_by, validate_all, validate_with, ErrorSummary,
 };
 
+/// Writes a fitted table where `path` says (nothing when `None`).
+fn write_table(path: &Option<std::path::PathBuf>, csv: &str, json: bool) -> CliResult<()> {
+    let Some(path) = path else {
+        return Ok(());
+    };
+    std::fs::write(path, csv)
+        .map_err(|e| CliError::bad(format!("{}: cannot write: {e}", path.display())))?;
+    if !json {
+        println!("Wrote {}.", path.display());
+    }
+    Ok(())
+}
+
 /// The benchmark file's rows that `--kind` and `--engine` keep, with the file's name.
 fn selected_rows(cmd: &ValidateCmd) -> CliResult<(String, Vec<BenchmarkRow>)> {
     let (name, text) = match (&cmd.benchmarks, cmd.set) {
@@ -67,13 +80,11 @@ pub fn run(catalog: &Catalog, cmd: ValidateCmd) -> CliResult {
     let mut training = load::training_factors(cmd.training_calibration.as_deref())?;
     if cmd.fit {
         training = fit_training_calibration(catalog, &rows, &cal, &training);
-        if let Some(path) = &cmd.write_training_calibration {
-            std::fs::write(path, training.table.to_csv())
-                .map_err(|e| CliError::bad(format!("{}: cannot write: {e}", path.display())))?;
-            if !cmd.json {
-                println!("Wrote {}.", path.display());
-            }
-        }
+        write_table(
+            &cmd.write_training_calibration,
+            &training.table.to_csv(),
+            cmd.json,
+        )?;
     }
     let mut fit_report = None;
     if cmd.fit {
@@ -92,10 +103,11 @@ pub fn run(catalog: &Catalog, cmd: ValidateCmd) -> CliResult {
         );
     }
     let (nonllm, input_lengths) = if cmd.fit {
-        (
-            fit_nonllm_factors(catalog, &rows, &cal, &bundled_factors()),
-            fit_input_lengths(catalog, &rows, &given_cal, &bundled_input_lengths()),
-        )
+        let nonllm = fit_nonllm_factors(catalog, &rows, &cal, &bundled_factors());
+        let lengths = fit_input_lengths(catalog, &rows, &given_cal, &bundled_input_lengths());
+        write_table(&cmd.write_nonllm_calibration, &nonllm.to_csv(), cmd.json)?;
+        write_table(&cmd.write_input_lengths, &lengths.to_csv(), cmd.json)?;
+        (nonllm, lengths)
     } else {
         (bundled_factors(), bundled_input_lengths())
     };
