@@ -145,7 +145,7 @@ pub struct GpuSpec {
     pub tdp_w: Option<f64>,
     /// Board power per dense 16-bit TFLOP/s, relative to the best-provisioned
     /// data-centre module (SXM, OAM, superchip) of the same architecture
-    /// ([`power_headroom`], set when the catalog is built). Below 1 the part
+    /// (set for every GPU when the catalog is built). Below 1 the part
     /// cannot hold the boost clock its peaks assume in compute-bound work
     /// (MI300X at 750 W against MI325X at 1,000 W, same peaks). `None`: no
     /// TDP, no 16-bit peak, or no module of the architecture to compare with.
