@@ -9,7 +9,9 @@
 //!   family (Volta, Turing, a new generation) gets: the other families' mean.
 
 use crate::calibration::{family, Calibration};
-use crate::validate::{fit_calibration, predict_inference, summarize, ErrorSummary, ValidationRow};
+use crate::validate::{
+    fit_calibration_from_bounds, predict_inference, summarize, ErrorSummary, ValidationRow,
+};
 use gpuplan_catalog::{BenchmarkKind, BenchmarkRow, Catalog};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -95,7 +97,7 @@ pub fn cross_validate(
                 .unwrap_or_default(),
         }
     };
-    let full = fit_calibration(catalog, rows, template);
+    let full = fit_calibration_from_bounds(catalog, rows, template);
     let groups: std::collections::BTreeSet<String> = usable.iter().map(|r| group_of(r)).collect();
     let mut detail = Vec::new();
     for g in &groups {
@@ -104,7 +106,7 @@ pub fn cross_validate(
             .filter(|r| !usable.iter().any(|u| u.id == r.id) || group_of(r) != *g)
             .cloned()
             .collect();
-        let mut fitted = fit_calibration(catalog, &train, template);
+        let mut fitted = fit_calibration_from_bounds(catalog, &train, template);
         let present: std::collections::BTreeSet<String> = usable
             .iter()
             .filter(|r| group_of(r) != *g)

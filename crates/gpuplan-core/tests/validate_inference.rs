@@ -78,7 +78,8 @@ fn the_fit_reports_its_starts_and_drops_factors_no_row_pins() {
         .collect();
     let bundled = Calibration::bundled();
     let report = gpuplan_core::fit_calibration_report(&catalog, &rows, &bundled);
-    assert_eq!(report.starts, gpuplan_core::FIT_STARTS);
+    // The bounds' starts and the given table.
+    assert_eq!(report.starts, gpuplan_core::FIT_STARTS + 1);
     assert!(report.start_losses.len() > 1, "several starts descended");
     let lowest = report.start_losses.iter().copied().fold(f64::MAX, f64::min);
     assert!(
@@ -119,6 +120,23 @@ fn the_fit_reports_its_starts_and_drops_factors_no_row_pins() {
     // Every fitted factor has a sensitivity.
     for f in report.factors.iter().filter(|f| f.status == Fitted) {
         assert!(f.loss_rise_pct.is_some_and(f64::is_finite), "{}", f.name);
+    }
+    // A refit of the fitted table keeps it: the given table's optimum wins
+    // the tie, so fits coupled to this one converge instead of flipping.
+    let again = gpuplan_core::fit_calibration_report(&catalog, &rows, &report.calibration);
+    assert_eq!(
+        again.chosen_start,
+        gpuplan_core::FIT_STARTS,
+        "the given table kept"
+    );
+    for f in &report.calibration.factors {
+        let v = again.calibration.get(&f.name).unwrap();
+        assert!(
+            (v - f.value).abs() <= 1e-3 * f.value.abs().max(1e-3),
+            "{}: {} then {v}",
+            f.name,
+            f.value
+        );
     }
 }
 

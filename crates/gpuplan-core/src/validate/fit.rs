@@ -73,13 +73,14 @@ pub struct FitReport {
     pub rows: usize,
     /// Factors the fit moved (free parameters).
     pub free_factors: usize,
-    /// Starting points tried.
+    /// Starting points tried (the bounds' starts, and the given table).
     pub starts: usize,
     /// The loss each start's descent ended at, in start order (a start that
     /// left a row unpredicted is missing): their spread shows how flat the
     /// loss is.
     pub start_losses: Vec<f64>,
-    /// The start whose optimum was kept (0: the middle of every bound).
+    /// The start whose optimum was kept (0: the middle of every bound;
+    /// [`FIT_STARTS`]: the given table).
     pub chosen_start: usize,
     /// Soft-L1 loss at the chosen optimum.
     pub loss: f64,
@@ -101,16 +102,47 @@ pub fn fit_calibration(
 /// by bounded coordinate descent (each factor in turn scaled up or down by a
 /// step while the loss falls; steps halve until below 0.1%), from
 /// [`FIT_STARTS`] deterministic starting points (the middle of every bound,
-/// then Halton points), keeping the lowest loss (the earliest start among
-/// those within 1% of it). So the result depends only
-/// on the rows and the bounds, not on earlier fits, and a local optimum near
-/// the middle does not hide a better one. Factors no row constrains are left
-/// out (see [`FactorStatus::Unconstrained`]). Deterministic: the bundled
+/// then Halton points) and from the given table itself, so a local optimum
+/// near the middle does not hide a better one. The optima within 1% of the
+/// lowest loss are equally good fits of these rows; among them the given
+/// table's own optimum is kept when it is one (a refit of a fitted table
+/// changes nothing, so a fit coupled with another one, like the MLPerf
+/// CDNA3 fit, converges instead of flipping between near-tied optima),
+/// else the earliest start's. Factors no row constrains are left out (see
+/// [`FactorStatus::Unconstrained`]). Deterministic: the bundled
 /// `data/calibration.csv` is exactly its output on `benchmarks_dev.csv`.
 pub fn fit_calibration_report(
     catalog: &Catalog,
     rows: &[BenchmarkRow],
     template: &Calibration,
+) -> FitReport {
+    fit_report(catalog, rows, template, FromGiven::Yes)
+}
+
+/// The fit of [`fit_calibration_report`] from the bounds' starts only: the
+/// result depends on the rows and the bounds, never on the values of
+/// `template`. Cross-validation fits this way, so no fold starts from a
+/// table fitted on the rows it holds out.
+pub fn fit_calibration_from_bounds(
+    catalog: &Catalog,
+    rows: &[BenchmarkRow],
+    template: &Calibration,
+) -> Calibration {
+    fit_report(catalog, rows, template, FromGiven::No).calibration
+}
+
+/// Whether the fit also descends from the given table's values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum FromGiven {
+    Yes,
+    No,
+}
+
+fn fit_report(
+    catalog: &Catalog,
+    rows: &[BenchmarkRow],
+    template: &Calibration,
+    from_given: FromGiven,
 ) -> FitReport {
     // The factors stand for TensorRT-LLM: other engines' rows fit their
     // own step-time factor (`fit_engine_factors`).
@@ -138,16 +170,31 @@ pub fn fit_calibration_report(
             optima.push((start, loss, cal));
         }
     }
-    let start_losses: Vec<f64> = optima.iter().map(|(_, l, _)| *l).collect();
+    // The given table, as its own start (numbered after the bounds' starts).
+    let mut given_optimum = None;
+    if from_given == FromGiven::Yes {
+        let mut cal = template.clone();
+        if let Some(loss) = descend(catalog, &inference, &mut cal, &free, n_rows, false) {
+            given_optimum = Some((FIT_STARTS, loss, cal));
+        }
+    }
+    let starts = FIT_STARTS + usize::from(from_given == FromGiven::Yes);
+    let start_losses: Vec<f64> = optima
+        .iter()
+        .chain(given_optimum.iter())
+        .map(|(_, l, _)| *l)
+        .collect();
     let Some(lowest) = start_losses.iter().copied().reduce(f64::min) else {
         return report_without_fit(template);
     };
     // Optima within TIE of the lowest are equally good fits of these rows:
-    // keep the earliest start's (the middle of the bounds first), so noise-
-    // level differences in loss do not swap the bundled table for another.
-    let Some((chosen_start, loss, mut cal)) = optima
-        .into_iter()
-        .find(|(_, l, _)| *l <= lowest * (1.0 + TIE))
+    // keep the given table's when it is one, else the earliest start's (the
+    // middle of the bounds first), so noise-level differences in loss do not
+    // swap the bundled table for another.
+    let tied = |(_, l, _): &(usize, f64, Calibration)| *l <= lowest * (1.0 + TIE);
+    let Some((chosen_start, loss, mut cal)) = given_optimum
+        .filter(tied)
+        .or_else(|| optima.into_iter().find(tied))
     else {
         return report_without_fit(template);
     };
@@ -163,7 +210,7 @@ pub fn fit_calibration_report(
         calibration: cal,
         rows: n_rows,
         free_factors: free.len(),
-        starts: FIT_STARTS,
+        starts,
         start_losses,
         chosen_start,
         loss,

@@ -14,8 +14,8 @@ mod fit;
 mod inference;
 mod segments;
 pub use fit::{
-    fit_calibration, fit_calibration_report, shapes_only_the_harness, FactorFit, FactorStatus,
-    FitReport, FIT_STARTS,
+    fit_calibration, fit_calibration_from_bounds, fit_calibration_report, shapes_only_the_harness,
+    FactorFit, FactorStatus, FitReport, FIT_STARTS,
 };
 pub use inference::predict_inference;
 pub use segments::{source_key, summarize_by, GroupBy};
