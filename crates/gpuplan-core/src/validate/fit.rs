@@ -1,7 +1,7 @@
 //! The LLM efficiency fit: bounded coordinate descent from several starts,
 //! factors no row constrains left out, and each fitted factor's sensitivity.
 
-use super::{calibration_loss, fitted_by_another_fit, predict_inference};
+use super::{calibration_loss, fitted_by_another_fit, predict_inference, soft_l1};
 use crate::calibration::Calibration;
 use gpuplan_catalog::{BenchmarkKind, BenchmarkRow, Catalog};
 use serde::Serialize;
@@ -155,10 +155,18 @@ fn fit_report(
         // Nothing to fit on (e.g. only variable-length MLPerf rows): keep the template.
         return report_without_fit(template);
     }
-    let status = constrained_status(catalog, &inference, template);
+    // The starts explore on the steady-state surrogate of the rows (a
+    // trtllm-bench run of N requests priced as its steady state, tens of
+    // times cheaper than the run), and each start's optimum is then scored
+    // on the rows as they are. A factor moves a run exactly when it moves
+    // its steady state, so the surrogate also tells which factors the rows pin.
+    let surrogate_rows = steady_state_surrogate(&inference);
+    let surrogate: Vec<&BenchmarkRow> = surrogate_rows.iter().collect();
+    let status = constrained_status(catalog, &surrogate, template);
     let free: Vec<usize> = (0..template.factors.len())
         .filter(|&i| status[i] == FactorStatus::Fitted)
         .collect();
+    let (_, n_surrogate) = calibration_loss(catalog, &surrogate, template);
     let mut optima: Vec<(usize, f64, Calibration)> = Vec::new();
     for start in 0..FIT_STARTS {
         let mut cal = template.clone();
@@ -166,16 +174,21 @@ fn fit_report(
             let f = &mut cal.factors[i];
             f.value = start_value(f.min, f.max, start, j);
         }
-        if let Some(loss) = descend(catalog, &inference, &mut cal, &free, n_rows, false) {
+        if descend(catalog, &surrogate, &mut cal, &free, n_surrogate, FIRST_STEP).is_none() {
+            continue;
+        }
+        let (loss, n) = calibration_loss(catalog, &inference, &cal);
+        if n == n_rows {
             optima.push((start, loss, cal));
         }
     }
-    // The given table, as its own start (numbered after the bounds' starts).
+    // The given table, as its own start (numbered after the bounds' starts),
+    // scored as it is: at an optimum already, the polish below keeps it.
     let mut given_optimum = None;
     if from_given == FromGiven::Yes {
-        let mut cal = template.clone();
-        if let Some(loss) = descend(catalog, &inference, &mut cal, &free, n_rows, false) {
-            given_optimum = Some((FIT_STARTS, loss, cal));
+        let (loss, n) = calibration_loss(catalog, &inference, template);
+        if n == n_rows {
+            given_optimum = Some((FIT_STARTS, loss, template.clone()));
         }
     }
     let starts = FIT_STARTS + usize::from(from_given == FromGiven::Yes);
@@ -198,8 +211,9 @@ fn fit_report(
     else {
         return report_without_fit(template);
     };
-    // Polish the kept optimum: coupled factors leave room after the first descent.
-    let loss = descend(catalog, &inference, &mut cal, &free, n_rows, true).unwrap_or(loss);
+    // Polish the kept optimum on the rows as they are, from small steps and
+    // until a pass moves nothing (coupled factors leave room after a descent).
+    let loss = polish(catalog, &inference, &mut cal, &free, n_rows).unwrap_or(loss);
     let factors = factor_report(catalog, &inference, &cal, &status, loss);
     // Per-family factors no row pins fall back to the other families' mean.
     cal.factors.retain(|f| {
@@ -343,19 +357,61 @@ fn halton(index: usize, base: usize) -> f64 {
 
 /// Bounded coordinate descent over the `free` factors of `cal`, in place.
 /// Returns the final loss, or None when the start leaves some row unpredicted.
+///
+/// Each row's loss term is kept; a move of one factor re-predicts only the
+/// rows it can change ([`moved_rows`]): a family's own efficiencies leave
+/// the other families' rows alone. The loss is summed in row order, so it
+/// does not depend on how the rows were spread over threads.
 fn descend(
     catalog: &Catalog,
     rows: &[&BenchmarkRow],
     cal: &mut Calibration,
     free: &[usize],
     n_rows: usize,
+    first_step: f64,
+) -> Option<f64> {
+    descent(catalog, rows, cal, free, n_rows, first_step, false)
+}
+
+/// [`descend`] from steps of [`POLISH_STEP`], restarting the steps while a
+/// pass still lowers the loss.
+fn polish(
+    catalog: &Catalog,
+    rows: &[&BenchmarkRow],
+    cal: &mut Calibration,
+    free: &[usize],
+    n_rows: usize,
+) -> Option<f64> {
+    descent(catalog, rows, cal, free, n_rows, POLISH_STEP, true)
+}
+
+/// First relative step of a descent from a start.
+const FIRST_STEP: f64 = 0.2;
+
+/// Relative step a polish starts from (and restarts at).
+const POLISH_STEP: f64 = 0.05;
+
+fn descent(
+    catalog: &Catalog,
+    rows: &[&BenchmarkRow],
+    cal: &mut Calibration,
+    free: &[usize],
+    n_rows: usize,
+    first_step: f64,
     polish: bool,
 ) -> Option<f64> {
-    let (mut best, n) = calibration_loss(catalog, rows, cal);
-    if n != n_rows {
+    let all: Vec<usize> = (0..rows.len()).collect();
+    let mut terms = loss_terms(catalog, rows, cal, &all);
+    if terms.iter().flatten().count() != n_rows {
         return None;
     }
-    let mut steps: Vec<f64> = vec![0.2; free.len()];
+    let total = |terms: &[Option<f64>]| terms.iter().flatten().sum::<f64>();
+    let mut best = total(&terms);
+    let moved_by: Vec<Vec<usize>> = free
+        .iter()
+        .map(|&i| moved_rows(catalog, rows, cal, &cal.factors[i].name))
+        .collect();
+    let mut steps: Vec<f64> = vec![first_step; free.len()];
     // Loss at the last reset of the steps: a pass that ends below it moved
     // some factor, which may have opened room for another one (coupled
     // factors), so the steps start again until a pass finds nothing.
@@ -375,9 +431,17 @@ fn descend(
                 }
                 let old = f.value;
                 cal.factors[i].value = candidate;
-                let (loss, n) = calibration_loss(catalog, rows, cal);
-                if n == n_rows && loss < best - 1e-12 {
+                let mut trial = terms.clone();
+                for (&r, term) in moved_by[k]
+                    .iter()
+                    .zip(loss_terms(catalog, rows, cal, &moved_by[k]))
+                {
+                    trial[r] = term;
+                }
+                let loss = total(&trial);
+                if trial.iter().flatten().count() == n_rows && loss < best - 1e-12 {
                     best = loss;
+                    terms = trial;
                     moved = true;
                     improved = true;
                     break;
@@ -393,10 +457,76 @@ fn descend(
                 break;
             }
             reset_at = best;
-            steps.iter_mut().for_each(|s| *s = 0.05);
+            steps.iter_mut().for_each(|s| *s = POLISH_STEP);
         }
     }
     Some(best)
+}
+
+/// The rows with every trtllm-bench run of N requests priced as its steady
+/// state (the `requests` cell of an offline row dropped): the fit's starts
+/// explore on these.
+fn steady_state_surrogate(rows: &[&BenchmarkRow]) -> Vec<BenchmarkRow> {
+    rows.iter()
+        .map(|&r| {
+            let mut r = r.clone();
+            if r.scenario == "offline" {
+                r.requests = None;
+            }
+            r
+        })
+        .collect()
+}
+
+/// The soft-L1 loss term of each row in `which` (None: not predicted), in
+/// that order; the rows are predicted in parallel.
+fn loss_terms(
+    catalog: &Catalog,
+    rows: &[&BenchmarkRow],
+    cal: &Calibration,
+    which: &[usize],
+) -> Vec<Option<f64>> {
+    use rayon::prelude::*;
+    which
+        .par_iter()
+        .map(|&r| {
+            let row = rows[r];
+            predict_inference(catalog, row, cal)
+                .ok()
+                .map(|(p, _)| p)
+                .filter(|p| *p > 0.0 && row.value > 0.0 && p.is_finite())
+                .map(|p| soft_l1((p / row.value).ln()))
+        })
+        .collect()
+}
+
+/// The rows whose prediction factor `name` can change: for a family's own
+/// efficiency (`compute_efficiency.Hopper.8`, `bandwidth_efficiency.Ampere`),
+/// the rows of that family and of families without such factors of their
+/// own (they fall back to the fitted families' mean); for any other factor,
+/// every row.
+fn moved_rows(
+    catalog: &Catalog,
+    rows: &[&BenchmarkRow],
+    cal: &Calibration,
+    name: &str,
+) -> Vec<usize> {
+    let mut parts = name.split('.');
+    let kind = parts.next().unwrap_or_default();
+    let factor_family = parts.next();
+    (0..rows.len())
+        .filter(|&r| {
+            let (Some(factor_family), true) = (factor_family, is_per_family(name)) else {
+                return true;
+            };
+            let Ok(gpu) = catalog.gpu(&rows[r].gpu) else {
+                return true;
+            };
+            let row_family = crate::calibration::family(gpu);
+            row_family == factor_family
+                || cal.mean_of(&format!("{kind}.{row_family}.")).is_none()
+        })
+        .collect()
 }
 
 /// Each factor's status at the optimum and its sensitivity.

@@ -225,23 +225,6 @@ fn predict_max_throughput(
     let (state, limit) = trtllm_bench_throughput(model, gpu, dep, cal, input_len, output_len)
         .map_err(|e| e.to_string())?;
     let value = max_throughput_metric(row, state.output_tokens_per_s, state.requests_per_s)?;
-    if std::env::var("X_BRK").is_ok() {
-        let it = &state.iteration;
-        eprintln!(
-            "BRK {} {:.5} {:.5} {:.5} {:.5} {:.5} {:.5} {:.5} {:.1} {:.1} {:.1}",
-            row.id,
-            it.total_s,
-            it.gemm_compute_s,
-            it.gemm_memory_s,
-            it.attention_compute_s,
-            it.attention_memory_s,
-            it.communication_s,
-            it.overhead_s,
-            state.concurrency,
-            state.lifetime_iterations,
-            row.value
-        );
-    }
     Ok((
         value,
         Some(format!(
