@@ -3,6 +3,7 @@
 use crate::error::AppResult;
 use gpuplan_catalog::{
     parse_benchmarks, BenchmarkKind, Catalog, BUNDLED_BENCHMARKS_DEV, BUNDLED_BENCHMARKS_DEV_2,
+    BUNDLED_BENCHMARKS_HOLDOUT,
 };
 use gpuplan_core::training::TrainingFactors;
 use gpuplan_core::{summarize_by, validate_with, Calibration, GroupBy, ValidationReport};
@@ -17,6 +18,9 @@ pub enum BenchmarkSet {
     Dev,
     /// data/benchmarks/benchmarks_dev_2.csv: MLPerf results and engine runs.
     Mlperf,
+    /// data/benchmarks/benchmarks_holdout.csv: published measurements no
+    /// factor is fitted on (TensorRT-LLM v0.15's perf table).
+    Holdout,
 }
 
 impl BenchmarkSet {
@@ -31,7 +35,16 @@ impl BenchmarkSet {
                 "<bundled>/data/benchmarks/benchmarks_dev_2.csv",
                 BUNDLED_BENCHMARKS_DEV_2,
             ),
+            BenchmarkSet::Holdout => (
+                "<bundled>/data/benchmarks/benchmarks_holdout.csv",
+                BUNDLED_BENCHMARKS_HOLDOUT,
+            ),
         }
+    }
+
+    /// Whether factors may be fitted on the set: never on the held-out set.
+    pub fn fit_allowed(self) -> bool {
+        self != BenchmarkSet::Holdout
     }
 }
 

@@ -222,6 +222,13 @@ pub const BUNDLED_BENCHMARKS_DEV: &str =
 pub const BUNDLED_BENCHMARKS_DEV_2: &str =
     include_str!("../../../data/benchmarks/benchmarks_dev_2.csv");
 
+/// Published measurements bundled for `validate --set holdout` that no
+/// factor is ever fitted on: TensorRT-LLM v0.15's perf-overview throughput
+/// table (the development set holds v0.14, v0.17 and v1.0's tables of the
+/// same harness), one source per row.
+pub const BUNDLED_BENCHMARKS_HOLDOUT: &str =
+    include_str!("../../../data/benchmarks/benchmarks_holdout.csv");
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -266,5 +273,28 @@ mod tests {
                 .len()
                 > 100
         );
+    }
+
+    /// The held-out set is TensorRT-LLM v0.15's table: every row a
+    /// trtllm-bench run that states its request count, and none of its
+    /// measurements in the development set.
+    #[test]
+    fn the_held_out_set_is_disjoint_from_the_development_set() {
+        let held = parse_benchmarks("holdout", BUNDLED_BENCHMARKS_HOLDOUT).unwrap();
+        assert!(held.len() > 400, "{} rows", held.len());
+        let dev = parse_benchmarks("dev", BUNDLED_BENCHMARKS_DEV).unwrap();
+        for r in &held {
+            assert!(
+                r.engine == "trtllm" && r.framework.contains("v0.15"),
+                "{}",
+                r.id
+            );
+            assert!(r.requests.is_some() && r.scenario == "offline", "{}", r.id);
+            assert!(
+                !dev.iter().any(|d| d.id == r.id || d.source == r.source),
+                "{} also in the development set",
+                r.id
+            );
+        }
     }
 }

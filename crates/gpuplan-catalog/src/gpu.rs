@@ -169,6 +169,23 @@ impl GpuSpec {
         self.nvlink_gbps <= 0.0
     }
 
+    /// Whether a group of `gpus` of this part reach each other over NVLink.
+    /// A module's or superchip's NVLink spans its node. A PCIe board's NVLink
+    /// is a bridge joining pairs, assumed only on the boards sold as bridged
+    /// pairs (the NVL parts, `H100-NVL-94GB`): on the others it is an
+    /// accessory most servers and clouds leave out (NVIDIA's own 8 × A100
+    /// PCIe performance system had none, and its TP2 throughput is a PCIe
+    /// one), so their rings cross PCIe.
+    pub fn nvlink_joins(&self, gpus: u32) -> bool {
+        if self.nvlink_gbps <= 0.0 {
+            return false;
+        }
+        if self.form_factor != "PCIe" {
+            return true;
+        }
+        gpus <= 2 && self.name.contains("-NVL-")
+    }
+
     /// Host-link bandwidth per direction, GB/s, from the PCIe generation
     /// (x16: gen3 15.75, gen4 31.5, gen5 63 GB/s).
     pub fn pcie_gbps_per_direction(&self) -> f64 {

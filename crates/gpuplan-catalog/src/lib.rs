@@ -39,7 +39,8 @@ pub use anomalies::{
     MAX_VCPUS_PER_GPU, MIN_VCPUS_PER_GPU, REGION_HIGH_FACTOR, REGION_LOW_SHARE, SPOT_FLOOR_SHARE,
 };
 pub use benchmarks::{
-    parse_benchmarks, BenchmarkKind, BenchmarkRow, BUNDLED_BENCHMARKS_DEV, BUNDLED_BENCHMARKS_DEV_2,
+    parse_benchmarks, BenchmarkKind, BenchmarkRow, BUNDLED_BENCHMARKS_DEV,
+    BUNDLED_BENCHMARKS_DEV_2, BUNDLED_BENCHMARKS_HOLDOUT,
 };
 pub use catalog::{Catalog, CatalogBuilder, TableKind};
 pub use checkpoint::{Checkpoint, CheckpointFormat, Variant};

@@ -357,3 +357,19 @@ fn power_headroom_compares_parts_with_their_architectures_module() {
     assert_eq!(headroom("L40S-48GB"), None, "Ada has no SXM module");
     assert_eq!(headroom("GH200-96GB"), None, "no board power published");
 }
+
+/// NVLink reaches a whole group only where the part's NVLink is built in
+/// (modules, superchips) or, for a pair, on the PCIe boards sold as bridged
+/// pairs; other PCIe boards' rings cross PCIe.
+#[test]
+fn nvlink_joins_a_group_only_where_the_part_is_built_or_sold_bridged() {
+    let c = Catalog::embedded().unwrap();
+    let joins = |name: &str, gpus: u32| c.gpu(name).unwrap().nvlink_joins(gpus);
+    assert!(joins("H100-SXM-80GB", 8));
+    assert!(joins("GB200-186GB", 4));
+    assert!(joins("H100-NVL-94GB", 2));
+    assert!(!joins("H100-NVL-94GB", 4), "a bridge joins pairs only");
+    assert!(!joins("A100-PCIe-80GB", 2), "the bridge is an accessory");
+    assert!(!joins("H100-PCIe-80GB", 2));
+    assert!(!joins("L40S-48GB", 2), "no NVLink at all");
+}

@@ -239,10 +239,9 @@ fn allreduce_link(gpu: &GpuSpec, layout: Layout, cal: &Calibration) -> (f64, f64
     if layout.tp <= 1 {
         return (f64::INFINITY, 0.0);
     }
-    // A PCIe card's NVLink bridge joins pairs only: rings over more than
-    // two GPUs cross PCIe (A100-PCIe, H100-NVL boards).
-    let bridge_only = gpu.form_factor == "PCIe";
-    if gpu.nvlink_gbps > 0.0 && (!bridge_only || layout.tp <= 2) {
+    // NVLink where it joins the whole group (a PCIe board's bridge joins
+    // pairs, and only the NVL boards are sold bridged), else PCIe.
+    if gpu.nvlink_joins(layout.tp) {
         (
             gpu.nvlink_gbps / 2.0 * 1e9 * cal.allreduce_nvlink_efficiency(),
             cal.hop_latency_nvlink_s(),

@@ -154,7 +154,8 @@ fn a_max_throughput_row_with_a_request_count_is_a_finite_run() {
         .find(|r| r.id == "trtllm-main-037")
         .expect("row trtllm-main-037")
         .clone();
-    assert!(base.requests.is_none() && base.scenario == "offline");
+    // The perf-overview's documented run: 3,000 requests at 128/2048.
+    assert!(base.requests == Some(3000) && base.scenario == "offline");
     let run = |requests: Option<u64>| {
         let row = gpuplan_catalog::BenchmarkRow {
             requests,
@@ -176,12 +177,18 @@ fn a_max_throughput_row_with_a_request_count_is_a_finite_run() {
     let wave = |waves: u64| Some(waves * in_flight + in_flight / 5);
     let steady = predict(None);
     let short = predict(wave(4));
-    let documented = predict(wave(12));
+    let twelve_waves = predict(wave(12));
     let long = predict(wave(1000));
     assert!(
-        short < documented && documented < steady,
-        "{short} {documented} {steady}"
+        short < twelve_waves && twelve_waves < steady,
+        "{short} {twelve_waves} {steady}"
     );
     assert!(short < 0.95 * steady, "{short} vs {steady}");
     assert!((long / steady - 1.0).abs() < 0.03, "{long} vs {steady}");
+    // The bundled row predicts its documented run, not the steady state.
+    let bundled = validate(&catalog, std::slice::from_ref(&base), &cal)
+        .rows
+        .remove(0);
+    assert_eq!(bundled.predicted, Some(predict(Some(3000))));
+    assert!(bundled.predicted.unwrap() < steady);
 }

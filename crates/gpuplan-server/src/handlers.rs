@@ -696,7 +696,7 @@ pub async fn fit(State(state): State<Shared>, body: Result<Bytes, BytesRejection
 #[derive(Debug, Clone, Deserialize, utoipa::IntoParams)]
 #[serde(deny_unknown_fields)]
 pub struct ValidateQuery {
-    /// `dev` (default) or `mlperf`.
+    /// `dev` (default), `mlperf` or `holdout` (never fitted on).
     #[param(value_type = Option<String>)]
     pub set: Option<BenchmarkSet>,
     /// Only rows of this kind: `inference`, `training` or `memory`.

@@ -390,8 +390,10 @@ pub struct ValidateCmd {
     #[arg(long, value_name = "FILE", requires = "fit")]
     pub write_calibration: Option<PathBuf>,
     /// Which bundled set without --benchmarks: `dev` (vendor perf tables,
-    /// Megatron/torchtitan training) or `mlperf` (benchmarks_dev_2.csv: MLPerf
-    /// Inference/Training results and engine runs).
+    /// Megatron/torchtitan training), `mlperf` (benchmarks_dev_2.csv: MLPerf
+    /// Inference/Training results and engine runs) or `holdout`
+    /// (benchmarks_holdout.csv: published measurements no factor is fitted
+    /// on; --fit and --cv refuse it).
     #[arg(long, value_enum, default_value = "dev", conflicts_with = "benchmarks")]
     pub set: SetArg,
     /// Training calibration table (default: the bundled data/training_calibration.csv).
@@ -430,6 +432,19 @@ pub enum SetArg {
     Dev,
     /// data/benchmarks/benchmarks_dev_2.csv.
     Mlperf,
+    /// data/benchmarks/benchmarks_holdout.csv (never fitted on).
+    Holdout,
+}
+
+impl SetArg {
+    /// The bundled set this names.
+    pub fn bundled(self) -> gpuplan_app::BenchmarkSet {
+        match self {
+            SetArg::Dev => gpuplan_app::BenchmarkSet::Dev,
+            SetArg::Mlperf => gpuplan_app::BenchmarkSet::Mlperf,
+            SetArg::Holdout => gpuplan_app::BenchmarkSet::Holdout,
+        }
+    }
 }
 
 #[derive(Debug, Args)]

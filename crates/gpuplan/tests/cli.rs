@@ -508,6 +508,34 @@ fn validate_reports_summary_by_kind_and_gpu() {
     }
 }
 
+/// The held-out set is predicted like any other, and nothing is ever fitted
+/// on it: `--fit` and `--cv` refuse it with a bad-input error.
+#[test]
+fn the_held_out_set_is_predicted_and_never_fitted_on() {
+    let out = gpuplan(&[
+        "validate",
+        "--set",
+        "holdout",
+        "--kind",
+        "inference",
+        "--json",
+    ]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let v = json(&out);
+    let s = &v["summary"]["by_kind"]["inference"];
+    assert!(s["n_predicted"].as_u64().unwrap() > 400, "{s}");
+    assert_eq!(s["n_skipped"].as_u64(), Some(0));
+    // Guards at today's level (README: validate --set holdout).
+    assert!(s["median_abs_pct_error"].as_f64().unwrap() <= 8.0, "{s}");
+    for extra in [&["--fit"][..], &["--cv", "5"][..]] {
+        let mut args = vec!["validate", "--set", "holdout"];
+        args.extend_from_slice(extra);
+        let out = gpuplan(&args);
+        assert_eq!(out.code, 2, "{extra:?}: {}", out.stdout);
+        assert!(out.stderr.contains("never fitted on"), "{}", out.stderr);
+    }
+}
+
 #[test]
 fn validate_by_summarises_each_segment_and_the_segments_add_up() {
     let out = gpuplan(&[

@@ -56,10 +56,9 @@ impl Fabric {
         cal: &Calibration,
     ) -> Fabric {
         let gpus_per_node = gpus_per_node.max(1);
-        // A PCIe card's NVLink bridge joins pairs only; bigger groups cross PCIe.
-        let nvlink_usable = nvlink_class
-            && gpu.nvlink_gbps > 0.0
-            && (gpu.form_factor != "PCIe" || gpus_per_node <= 2);
+        // A PCIe board's NVLink bridge joins pairs of NVL boards only;
+        // bigger groups and other boards cross PCIe.
+        let nvlink_usable = nvlink_class && gpu.nvlink_joins(gpus_per_node);
         let intra = if nvlink_usable {
             // nvlink_gbps is the bidirectional total: one direction carries half.
             gpu.nvlink_gbps / 2.0 * 1e9

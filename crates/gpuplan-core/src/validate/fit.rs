@@ -1,5 +1,6 @@
-//! The LLM efficiency fit: bounded coordinate descent from several starts,
-//! factors no row constrains left out, and each fitted factor's sensitivity.
+//! The LLM efficiency fit: bounded coordinate descent from several starts
+//! (explored on a steady-state surrogate, polished on the rows), factors no
+//! row constrains left out, and each fitted factor's sensitivity.
 
 use super::{calibration_loss, fitted_by_another_fit, predict_inference, soft_l1};
 use crate::calibration::Calibration;
@@ -75,9 +76,9 @@ pub struct FitReport {
     pub free_factors: usize,
     /// Starting points tried (the bounds' starts, and the given table).
     pub starts: usize,
-    /// The loss each start's descent ended at, in start order (a start that
-    /// left a row unpredicted is missing): their spread shows how flat the
-    /// loss is.
+    /// The loss on the rows at each start's optimum (before the polish), in
+    /// start order, the given table's last (a start that left a row
+    /// unpredicted is missing): their spread shows how flat the loss is.
     pub start_losses: Vec<f64>,
     /// The start whose optimum was kept (0: the middle of every bound;
     /// [`FIT_STARTS`]: the given table).
@@ -100,15 +101,18 @@ pub fn fit_calibration(
 
 /// Fits the factors named in `template` on the TensorRT-LLM inference rows
 /// by bounded coordinate descent (each factor in turn scaled up or down by a
-/// step while the loss falls; steps halve until below 0.1%), from
+/// step while the loss falls; steps halve until below 0.1%) from
 /// [`FIT_STARTS`] deterministic starting points (the middle of every bound,
-/// then Halton points) and from the given table itself, so a local optimum
-/// near the middle does not hide a better one. The optima within 1% of the
-/// lowest loss are equally good fits of these rows; among them the given
-/// table's own optimum is kept when it is one (a refit of a fitted table
-/// changes nothing, so a fit coupled with another one, like the MLPerf
-/// CDNA3 fit, converges instead of flipping between near-tied optima),
-/// else the earliest start's. Factors no row constrains are left out (see
+/// then Halton points), so a local optimum near the middle does not hide a
+/// better one. The starts descend on the rows' steady-state surrogate (a
+/// trtllm-bench run of N requests priced as its steady state); each
+/// optimum, and the given table itself, is then scored on the rows as they
+/// are. Optima within 1% of the lowest loss are equally good fits of these
+/// rows; among them the given table is kept when it is one (a refit of a
+/// fitted table changes nothing, so a fit coupled with another one, like the
+/// MLPerf CDNA3 fit, converges instead of flipping between near-tied
+/// optima), else the earliest start's. The kept one is polished on the rows
+/// as they are. Factors no row constrains are left out (see
 /// [`FactorStatus::Unconstrained`]). Deterministic: the bundled
 /// `data/calibration.csv` is exactly its output on `benchmarks_dev.csv`.
 pub fn fit_calibration_report(
@@ -174,7 +178,16 @@ fn fit_report(
             let f = &mut cal.factors[i];
             f.value = start_value(f.min, f.max, start, j);
         }
-        if descend(catalog, &surrogate, &mut cal, &free, n_surrogate, FIRST_STEP).is_none() {
+        if descend(
+            catalog,
+            &surrogate,
+            &mut cal,
+            &free,
+            n_surrogate,
+            FIRST_STEP,
+        )
+        .is_none()
+        {
             continue;
         }
         let (loss, n) = calibration_loss(catalog, &inference, &cal);
@@ -432,9 +445,10 @@ fn descent(
                 let old = f.value;
                 cal.factors[i].value = candidate;
                 let mut trial = terms.clone();
-                for (&r, term) in moved_by[k]
-                    .iter()
-                    .zip(loss_terms(catalog, rows, cal, &moved_by[k]))
+                for (&r, term) in
+                    moved_by[k]
+                        .iter()
+                        .zip(loss_terms(catalog, rows, cal, &moved_by[k]))
                 {
                     trial[r] = term;
                 }
@@ -523,8 +537,7 @@ fn moved_rows(
                 return true;
             };
             let row_family = crate::calibration::family(gpu);
-            row_family == factor_family
-                || cal.mean_of(&format!("{kind}.{row_family}.")).is_none()
+            row_family == factor_family || cal.mean_of(&format!("{kind}.{row_family}.")).is_none()
         })
         .collect()
 }

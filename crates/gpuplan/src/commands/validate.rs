@@ -1,13 +1,10 @@
 //! `gpuplan validate`: predicted vs measured on a benchmark file.
 
 use super::{check_finite, opt, print_json, table};
-use crate::cli::{KindArg, SetArg, ValidateCmd};
+use crate::cli::{KindArg, ValidateCmd};
 use crate::error::{CliError, CliResult};
 use crate::load;
-use gpuplan_catalog::{
-    parse_benchmarks, BenchmarkKind, BenchmarkRow, Catalog, BUNDLED_BENCHMARKS_DEV,
-    BUNDLED_BENCHMARKS_DEV_2,
-};
+use gpuplan_catalog::{parse_benchmarks, BenchmarkKind, BenchmarkRow, Catalog};
 use gpuplan_core::mlperf_inference::{
     bundled_input_lengths, fit_family_factors, fit_input_lengths,
 };
@@ -32,16 +29,19 @@ fn write_table(path: &Option<std::path::PathBuf>, csv: &str, json: bool) -> CliR
 
 /// The benchmark file's rows that `--kind` and `--engine` keep, with the file's name.
 fn selected_rows(cmd: &ValidateCmd) -> CliResult<(String, Vec<BenchmarkRow>)> {
-    let (name, text) = match (&cmd.benchmarks, cmd.set) {
-        (Some(p), _) => (p.display().to_string(), load::read(p)?),
-        (None, SetArg::Dev) => (
-            "<bundled>/data/benchmarks/benchmarks_dev.csv".to_string(),
-            BUNDLED_BENCHMARKS_DEV.to_string(),
-        ),
-        (None, SetArg::Mlperf) => (
-            "<bundled>/data/benchmarks/benchmarks_dev_2.csv".to_string(),
-            BUNDLED_BENCHMARKS_DEV_2.to_string(),
-        ),
+    let (name, text) = match &cmd.benchmarks {
+        Some(p) => (p.display().to_string(), load::read(p)?),
+        None => {
+            let set = cmd.set.bundled();
+            if !set.fit_allowed() && (cmd.fit || cmd.cv.is_some()) {
+                return Err(CliError::bad(
+                    "--set holdout: the held-out rows are never fitted on; \
+                     expected --fit and --cv only with --set dev, --set mlperf or --benchmarks",
+                ));
+            }
+            let (name, text) = set.source();
+            (name.to_string(), text.to_string())
+        }
     };
     let mut rows = parse_benchmarks(&name, &text)?;
     if let Some(kind) = cmd.kind {
