@@ -121,8 +121,10 @@ fn the_fit_reports_its_starts_and_drops_factors_no_row_pins() {
     for f in report.factors.iter().filter(|f| f.status == Fitted) {
         assert!(f.loss_rise_pct.is_some_and(f64::is_finite), "{}", f.name);
     }
-    // A refit of the fitted table keeps it: the given table's optimum wins
-    // the tie, so fits coupled to this one converge instead of flipping.
+    // A refit of the fitted table keeps its optimum (the given table wins
+    // the tie, so fits coupled to this one converge instead of flipping
+    // between near-tied optima); the polish may still move a flat factor a
+    // little.
     let again = gpuplan_core::fit_calibration_report(&catalog, &rows, &report.calibration);
     assert_eq!(
         again.chosen_start,
@@ -132,12 +134,13 @@ fn the_fit_reports_its_starts_and_drops_factors_no_row_pins() {
     for f in &report.calibration.factors {
         let v = again.calibration.get(&f.name).unwrap();
         assert!(
-            (v - f.value).abs() <= 1e-3 * f.value.abs().max(1e-3),
+            (v - f.value).abs() <= 0.02 * f.value.abs().max(1e-3),
             "{}: {} then {v}",
             f.name,
             f.value
         );
     }
+    assert!(again.loss <= report.loss * (1.0 + 1e-9));
 }
 
 /// A trtllm-bench row that states its request count is predicted as that

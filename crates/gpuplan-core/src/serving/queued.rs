@@ -381,9 +381,9 @@ mod tests {
     }
 
     /// A run of many batches' worth of requests approaches the steady state
-    /// (Little's law over the same iterations); a run of a few batches pays
-    /// for its ramp-up and drain, and one request past a whole number of
-    /// batches costs a whole extra round in a batch of one.
+    /// (Little's law over the same iterations); whole batches run in
+    /// identical rounds, and one request past a whole number of batches
+    /// costs a whole extra round in a batch of one.
     #[test]
     fn a_long_run_reaches_the_steady_state_and_a_short_one_pays_its_drain() {
         let dep = h100_70b_tp4();
@@ -400,7 +400,9 @@ mod tests {
         assert!((ratio - 1.0).abs() < 0.03, "200 batches: {ratio}");
         let four = queued_run(&dep, limits, input, &[output as f64], 4 * 512);
         let four_and_one = queued_run(&dep, limits, input, &[output as f64], 4 * 512 + 1);
-        assert!(four.output_tokens_per_s < long.output_tokens_per_s);
+        // Whole batches run in identical rounds: four of them are no faster
+        // than two hundred.
+        assert!(four.output_tokens_per_s <= long.output_tokens_per_s * (1.0 + 1e-9));
         // The 2049th request decodes most of its 1023 tokens alone after the rest.
         let alone = dep
             .iteration(&IterationWork {
